@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultQueueSize is the capacity of an InputQ's queue when no WithQueueSize
+// option is given. It is large enough that the 1000 concurrent callers of the
+// load tests enqueue without blocking, and small enough that a stalled owner
+// pushes back on callers instead of buffering without bound.
+const DefaultQueueSize = 1024
+
+// Option configures an InputQ.
+type Option func(*inputQConfig)
+
+type inputQConfig struct {
+	// queueSize is the queue's capacity; 0 means DefaultQueueSize.
+	queueSize int
+}
+
+func (c inputQConfig) validate() error {
+	if c.queueSize < 0 {
+		return fmt.Errorf("store: queue size %d < 0", c.queueSize)
+	}
+	return nil
+}
+
+// WithQueueSize sets the capacity of the InputQ's queue: how many accepted
+// commands may wait for the owner before Do blocks. 0 means DefaultQueueSize;
+// a negative size makes NewInputQ panic.
+func WithQueueSize(n int) Option {
+	return func(c *inputQConfig) { c.queueSize = n }
+}
+
+// closedBit marks the InputQ closed inside state; the bits below it count the
+// Do calls that are between their closed check and the end of their send.
+const closedBit = int64(1) << 62
+
+// request is one command on its way to the owner, with the slot its reply
+// comes back in. Requests are pooled so that a command costs no allocation.
+type request[C, R any] struct {
+	cmd   C
+	reply chan reply[R] // capacity 1: the owner never waits for a caller
+}
+
+type reply[R any] struct {
+	r   R
+	err error
+}
+
+// InputQ gives a machine to one owner goroutine, which applies the commands
+// sent to it over a bounded channel, one at a time, in arrival order.
+//
+// A command passed to Do is either applied exactly once and its result
+// returned, or never applied. It is accepted when it enters the queue. If ctx
+// ends before that, Do returns ctx.Err() and the command is never applied. If
+// ctx ends after that, Do returns ctx.Err() at once but the command is still
+// applied: acceptance cannot be taken back, as with a request already written to
+// a socket.
+//
+// Close stops accepting, lets the owner apply every accepted command and answer
+// its caller, and returns once the owner goroutine has exited.
+type InputQ[C, R any] struct {
+	m        Machine[C, R] // touched only by the owner goroutine
+	reqs     chan *request[C, R]
+	stopping chan struct{} // closed by Close: stop accepting
+	done     chan struct{} // closed by the owner when it has exited
+	stopOnce sync.Once
+
+	// state holds closedBit and the number of Do calls that may still put a
+	// request into reqs; the owner exits only once it is closedBit alone and
+	// reqs is empty, so no accepted command is left behind.
+	state atomic.Int64
+
+	// highWater is the largest queue length the owner has seen, itself
+	// included; written only by the owner.
+	highWater atomic.Int64
+
+	pool sync.Pool // of *request[C, R]
+}
+
+var _ Store[int, int] = (*InputQ[int, int])(nil)
+
+// NewInputQ starts the owner goroutine of a new InputQ around m. The caller must
+// not use m directly afterwards, and must call Close to stop the goroutine.
+func NewInputQ[C, R any](m Machine[C, R], opts ...Option) *InputQ[C, R] {
+	var cfg inputQConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		panic(err)
+	}
+	if cfg.queueSize == 0 {
+		cfg.queueSize = DefaultQueueSize
+	}
+	q := &InputQ[C, R]{
+		m:        m,
+		reqs:     make(chan *request[C, R], cfg.queueSize),
+		stopping: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	q.pool.New = func() any {
+		return &request[C, R]{reply: make(chan reply[R], 1)}
+	}
+	go q.run()
+	return q
+}
+
+// Do sends cmd to the owner and waits for its result.
+func (q *InputQ[C, R]) Do(ctx context.Context, cmd C) (R, error) {
+	var zero R
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if q.state.Add(1)&closedBit != 0 {
+		q.state.Add(-1)
+		return zero, ErrClosed
+	}
+	req := q.pool.Get().(*request[C, R])
+	req.cmd = cmd
+	select {
+	case q.reqs <- req:
+		q.state.Add(-1)
+	case <-ctx.Done():
+		q.state.Add(-1)
+		q.release(req)
+		return zero, ctx.Err()
+	case <-q.stopping:
+		q.state.Add(-1)
+		q.release(req)
+		return zero, ErrClosed
+	}
+	select {
+	case rep := <-req.reply:
+		q.release(req)
+		return rep.r, rep.err
+	case <-ctx.Done():
+		// Accepted: the owner will still apply it and write the reply, so req
+		// is left to the garbage collector rather than reused.
+		return zero, ctx.Err()
+	}
+}
+
+func (q *InputQ[C, R]) release(req *request[C, R]) {
+	var zero C
+	req.cmd = zero // drop references the command may hold
+	q.pool.Put(req)
+}
+
+// Close stops accepting commands, waits until every accepted one has been
+// applied and answered, and returns once the owner goroutine has exited. It is
+// safe to call more than once and from several goroutines.
+func (q *InputQ[C, R]) Close() error {
+	q.stopOnce.Do(func() {
+		q.state.Or(closedBit)
+		close(q.stopping)
+	})
+	<-q.done
+	return nil
+}
+
+// QueueHighWater reports the largest number of commands the owner has found
+// waiting in the queue, counting the one it took. 1 means no command ever
+// waited behind another.
+func (q *InputQ[C, R]) QueueHighWater() int64 { return q.highWater.Load() }
+
+// QueueCap reports the capacity of the queue.
+func (q *InputQ[C, R]) QueueCap() int { return cap(q.reqs) }
+
+func (q *InputQ[C, R]) run() {
+	defer close(q.done)
+	var highWater int64
+	apply := func(req *request[C, R]) {
+		if n := int64(len(q.reqs)) + 1; n > highWater {
+			highWater = n
+			q.highWater.Store(n)
+		}
+		r, err := q.m.Apply(req.cmd)
+		req.reply <- reply[R]{r: r, err: err}
+	}
+	for {
+		select {
+		case req := <-q.reqs:
+			apply(req)
+		case <-q.stopping:
+			// Do now refuses new commands, but a caller that passed its check
+			// before Close may still be sending: keep applying until none is
+			// left in flight and the queue is empty.
+			for {
+				select {
+				case req := <-q.reqs:
+					apply(req)
+					continue
+				default:
+				}
+				if q.state.Load() == closedBit && len(q.reqs) == 0 {
+					return
+				}
+				runtime.Gosched()
+			}
+		}
+	}
+}
