@@ -1013,8 +1013,27 @@ type GetStatsResponse struct {
 	MinBalance int64                `protobuf:"varint,5,opt,name=min_balance,json=minBalance,proto3" json:"min_balance,omitempty"`
 	Accounts   uint32               `protobuf:"varint,6,opt,name=accounts,proto3" json:"accounts,omitempty"`
 	// Transfers applied since the last reset.
-	Transfers     uint64 `protobuf:"varint,7,opt,name=transfers,proto3" json:"transfers,omitempty"`
-	KvKeys        uint64 `protobuf:"varint,8,opt,name=kv_keys,json=kvKeys,proto3" json:"kv_keys,omitempty"`
+	Transfers uint64 `protobuf:"varint,7,opt,name=transfers,proto3" json:"transfers,omitempty"`
+	KvKeys    uint64 `protobuf:"varint,8,opt,name=kv_keys,json=kvKeys,proto3" json:"kv_keys,omitempty"`
+	// Measurements of the window since the last Reset (or the server's start).
+	WindowSeconds float64 `protobuf:"fixed64,9,opt,name=window_seconds,json=windowSeconds,proto3" json:"window_seconds,omitempty"`
+	// Requests answered in the window, all RPCs.
+	Requests uint64 `protobuf:"varint,10,opt,name=requests,proto3" json:"requests,omitempty"`
+	// Process CPU time (user + system) spent in the window.
+	CpuSeconds float64 `protobuf:"fixed64,11,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	// Resident set size when GetStats ran.
+	RssBytes   uint64 `protobuf:"varint,12,opt,name=rss_bytes,json=rssBytes,proto3" json:"rss_bytes,omitempty"`
+	Goroutines int64  `protobuf:"varint,13,opt,name=goroutines,proto3" json:"goroutines,omitempty"`
+	// Garbage collections completed in the window.
+	GcCycles uint32 `protobuf:"varint,14,opt,name=gc_cycles,json=gcCycles,proto3" json:"gc_cycles,omitempty"`
+	// Largest queue length an inputQ owner saw in the window, over all its
+	// stores; 0 for designs without a queue.
+	QueueHighWater int64 `protobuf:"varint,15,opt,name=queue_high_water,json=queueHighWater,proto3" json:"queue_high_water,omitempty"`
+	// False for the noop mode, which touches no store: its balances and
+	// counter mean nothing and no invariant applies.
+	StoreBacked bool `protobuf:"varint,16,opt,name=store_backed,json=storeBacked,proto3" json:"store_backed,omitempty"`
+	// Time spent inside the store per command (lock or queue wait included).
+	StoreLatency  []*StoreLatency `protobuf:"bytes,17,rep,name=store_latency,json=storeLatency,proto3" json:"store_latency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1105,6 +1124,170 @@ func (x *GetStatsResponse) GetKvKeys() uint64 {
 	return 0
 }
 
+func (x *GetStatsResponse) GetWindowSeconds() float64 {
+	if x != nil {
+		return x.WindowSeconds
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetRequests() uint64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetRssBytes() uint64 {
+	if x != nil {
+		return x.RssBytes
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetGoroutines() int64 {
+	if x != nil {
+		return x.Goroutines
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetGcCycles() uint32 {
+	if x != nil {
+		return x.GcCycles
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetQueueHighWater() int64 {
+	if x != nil {
+		return x.QueueHighWater
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetStoreBacked() bool {
+	if x != nil {
+		return x.StoreBacked
+	}
+	return false
+}
+
+func (x *GetStatsResponse) GetStoreLatency() []*StoreLatency {
+	if x != nil {
+		return x.StoreLatency
+	}
+	return nil
+}
+
+// Time spent inside store.Do for one workload's command kind, in nanoseconds.
+type StoreLatency struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workload      string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
+	Op            string                 `protobuf:"bytes,2,opt,name=op,proto3" json:"op,omitempty"`
+	Count         uint64                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	P50Ns         float64                `protobuf:"fixed64,4,opt,name=p50_ns,json=p50Ns,proto3" json:"p50_ns,omitempty"`
+	P90Ns         float64                `protobuf:"fixed64,5,opt,name=p90_ns,json=p90Ns,proto3" json:"p90_ns,omitempty"`
+	P99Ns         float64                `protobuf:"fixed64,6,opt,name=p99_ns,json=p99Ns,proto3" json:"p99_ns,omitempty"`
+	P999Ns        float64                `protobuf:"fixed64,7,opt,name=p999_ns,json=p999Ns,proto3" json:"p999_ns,omitempty"`
+	MaxNs         float64                `protobuf:"fixed64,8,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreLatency) Reset() {
+	*x = StoreLatency{}
+	mi := &file_locklab_v1_locklab_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreLatency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreLatency) ProtoMessage() {}
+
+func (x *StoreLatency) ProtoReflect() protoreflect.Message {
+	mi := &file_locklab_v1_locklab_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreLatency.ProtoReflect.Descriptor instead.
+func (*StoreLatency) Descriptor() ([]byte, []int) {
+	return file_locklab_v1_locklab_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *StoreLatency) GetWorkload() string {
+	if x != nil {
+		return x.Workload
+	}
+	return ""
+}
+
+func (x *StoreLatency) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *StoreLatency) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *StoreLatency) GetP50Ns() float64 {
+	if x != nil {
+		return x.P50Ns
+	}
+	return 0
+}
+
+func (x *StoreLatency) GetP90Ns() float64 {
+	if x != nil {
+		return x.P90Ns
+	}
+	return 0
+}
+
+func (x *StoreLatency) GetP99Ns() float64 {
+	if x != nil {
+		return x.P99Ns
+	}
+	return 0
+}
+
+func (x *StoreLatency) GetP999Ns() float64 {
+	if x != nil {
+		return x.P999Ns
+	}
+	return 0
+}
+
+func (x *StoreLatency) GetMaxNs() float64 {
+	if x != nil {
+		return x.MaxNs
+	}
+	return 0
+}
+
 var File_locklab_v1_locklab_proto protoreflect.FileDescriptor
 
 const file_locklab_v1_locklab_proto_rawDesc = "" +
@@ -1167,7 +1350,7 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\n" +
 	"CodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x84\x03\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xce\x05\n" +
 	"\x10GetStatsResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12#\n" +
 	"\rtotal_balance\x18\x02 \x01(\x03R\ftotalBalance\x12#\n" +
@@ -1178,10 +1361,32 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"minBalance\x12\x1a\n" +
 	"\baccounts\x18\x06 \x01(\rR\baccounts\x12\x1c\n" +
 	"\ttransfers\x18\a \x01(\x04R\ttransfers\x12\x17\n" +
-	"\akv_keys\x18\b \x01(\x04R\x06kvKeys\x1aR\n" +
+	"\akv_keys\x18\b \x01(\x04R\x06kvKeys\x12%\n" +
+	"\x0ewindow_seconds\x18\t \x01(\x01R\rwindowSeconds\x12\x1a\n" +
+	"\brequests\x18\n" +
+	" \x01(\x04R\brequests\x12\x1f\n" +
+	"\vcpu_seconds\x18\v \x01(\x01R\n" +
+	"cpuSeconds\x12\x1b\n" +
+	"\trss_bytes\x18\f \x01(\x04R\brssBytes\x12\x1e\n" +
+	"\n" +
+	"goroutines\x18\r \x01(\x03R\n" +
+	"goroutines\x12\x1b\n" +
+	"\tgc_cycles\x18\x0e \x01(\rR\bgcCycles\x12(\n" +
+	"\x10queue_high_water\x18\x0f \x01(\x03R\x0equeueHighWater\x12!\n" +
+	"\fstore_backed\x18\x10 \x01(\bR\vstoreBacked\x12=\n" +
+	"\rstore_latency\x18\x11 \x03(\v2\x18.locklab.v1.StoreLatencyR\fstoreLatency\x1aR\n" +
 	"\x0eRpcCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
-	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01*T\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xc5\x01\n" +
+	"\fStoreLatency\x12\x1a\n" +
+	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x0e\n" +
+	"\x02op\x18\x02 \x01(\tR\x02op\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x04R\x05count\x12\x15\n" +
+	"\x06p50_ns\x18\x04 \x01(\x01R\x05p50Ns\x12\x15\n" +
+	"\x06p90_ns\x18\x05 \x01(\x01R\x05p90Ns\x12\x15\n" +
+	"\x06p99_ns\x18\x06 \x01(\x01R\x05p99Ns\x12\x17\n" +
+	"\ap999_ns\x18\a \x01(\x01R\x06p999Ns\x12\x15\n" +
+	"\x06max_ns\x18\b \x01(\x01R\x05maxNs*T\n" +
 	"\bScenario\x12\x18\n" +
 	"\x14SCENARIO_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1219,7 +1424,7 @@ func file_locklab_v1_locklab_proto_rawDescGZIP() []byte {
 }
 
 var file_locklab_v1_locklab_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_locklab_v1_locklab_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_locklab_v1_locklab_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_locklab_v1_locklab_proto_goTypes = []any{
 	(Scenario)(0),                 // 0: locklab.v1.Scenario
 	(*IncrementRequest)(nil),      // 1: locklab.v1.IncrementRequest
@@ -1242,38 +1447,40 @@ var file_locklab_v1_locklab_proto_goTypes = []any{
 	(*GetStatsRequest)(nil),       // 18: locklab.v1.GetStatsRequest
 	(*RpcCount)(nil),              // 19: locklab.v1.RpcCount
 	(*GetStatsResponse)(nil),      // 20: locklab.v1.GetStatsResponse
-	nil,                           // 21: locklab.v1.RpcCount.CodesEntry
-	nil,                           // 22: locklab.v1.GetStatsResponse.RpcCountsEntry
+	(*StoreLatency)(nil),          // 21: locklab.v1.StoreLatency
+	nil,                           // 22: locklab.v1.RpcCount.CodesEntry
+	nil,                           // 23: locklab.v1.GetStatsResponse.RpcCountsEntry
 }
 var file_locklab_v1_locklab_proto_depIdxs = []int32{
 	10, // 0: locklab.v1.GetHistoryResponse.transfers:type_name -> locklab.v1.Transfer
 	0,  // 1: locklab.v1.ResetRequest.scenario:type_name -> locklab.v1.Scenario
-	21, // 2: locklab.v1.RpcCount.codes:type_name -> locklab.v1.RpcCount.CodesEntry
-	22, // 3: locklab.v1.GetStatsResponse.rpc_counts:type_name -> locklab.v1.GetStatsResponse.RpcCountsEntry
-	19, // 4: locklab.v1.GetStatsResponse.RpcCountsEntry.value:type_name -> locklab.v1.RpcCount
-	1,  // 5: locklab.v1.CounterService.Increment:input_type -> locklab.v1.IncrementRequest
-	3,  // 6: locklab.v1.CounterService.GetValue:input_type -> locklab.v1.GetValueRequest
-	5,  // 7: locklab.v1.BankService.TransferMoney:input_type -> locklab.v1.TransferMoneyRequest
-	7,  // 8: locklab.v1.BankService.GetBalance:input_type -> locklab.v1.GetBalanceRequest
-	9,  // 9: locklab.v1.BankService.GetHistory:input_type -> locklab.v1.GetHistoryRequest
-	12, // 10: locklab.v1.KVService.Put:input_type -> locklab.v1.PutRequest
-	14, // 11: locklab.v1.KVService.Get:input_type -> locklab.v1.GetRequest
-	16, // 12: locklab.v1.AdminService.Reset:input_type -> locklab.v1.ResetRequest
-	18, // 13: locklab.v1.AdminService.GetStats:input_type -> locklab.v1.GetStatsRequest
-	2,  // 14: locklab.v1.CounterService.Increment:output_type -> locklab.v1.IncrementResponse
-	4,  // 15: locklab.v1.CounterService.GetValue:output_type -> locklab.v1.GetValueResponse
-	6,  // 16: locklab.v1.BankService.TransferMoney:output_type -> locklab.v1.TransferMoneyResponse
-	8,  // 17: locklab.v1.BankService.GetBalance:output_type -> locklab.v1.GetBalanceResponse
-	11, // 18: locklab.v1.BankService.GetHistory:output_type -> locklab.v1.GetHistoryResponse
-	13, // 19: locklab.v1.KVService.Put:output_type -> locklab.v1.PutResponse
-	15, // 20: locklab.v1.KVService.Get:output_type -> locklab.v1.GetResponse
-	17, // 21: locklab.v1.AdminService.Reset:output_type -> locklab.v1.ResetResponse
-	20, // 22: locklab.v1.AdminService.GetStats:output_type -> locklab.v1.GetStatsResponse
-	14, // [14:23] is the sub-list for method output_type
-	5,  // [5:14] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	22, // 2: locklab.v1.RpcCount.codes:type_name -> locklab.v1.RpcCount.CodesEntry
+	23, // 3: locklab.v1.GetStatsResponse.rpc_counts:type_name -> locklab.v1.GetStatsResponse.RpcCountsEntry
+	21, // 4: locklab.v1.GetStatsResponse.store_latency:type_name -> locklab.v1.StoreLatency
+	19, // 5: locklab.v1.GetStatsResponse.RpcCountsEntry.value:type_name -> locklab.v1.RpcCount
+	1,  // 6: locklab.v1.CounterService.Increment:input_type -> locklab.v1.IncrementRequest
+	3,  // 7: locklab.v1.CounterService.GetValue:input_type -> locklab.v1.GetValueRequest
+	5,  // 8: locklab.v1.BankService.TransferMoney:input_type -> locklab.v1.TransferMoneyRequest
+	7,  // 9: locklab.v1.BankService.GetBalance:input_type -> locklab.v1.GetBalanceRequest
+	9,  // 10: locklab.v1.BankService.GetHistory:input_type -> locklab.v1.GetHistoryRequest
+	12, // 11: locklab.v1.KVService.Put:input_type -> locklab.v1.PutRequest
+	14, // 12: locklab.v1.KVService.Get:input_type -> locklab.v1.GetRequest
+	16, // 13: locklab.v1.AdminService.Reset:input_type -> locklab.v1.ResetRequest
+	18, // 14: locklab.v1.AdminService.GetStats:input_type -> locklab.v1.GetStatsRequest
+	2,  // 15: locklab.v1.CounterService.Increment:output_type -> locklab.v1.IncrementResponse
+	4,  // 16: locklab.v1.CounterService.GetValue:output_type -> locklab.v1.GetValueResponse
+	6,  // 17: locklab.v1.BankService.TransferMoney:output_type -> locklab.v1.TransferMoneyResponse
+	8,  // 18: locklab.v1.BankService.GetBalance:output_type -> locklab.v1.GetBalanceResponse
+	11, // 19: locklab.v1.BankService.GetHistory:output_type -> locklab.v1.GetHistoryResponse
+	13, // 20: locklab.v1.KVService.Put:output_type -> locklab.v1.PutResponse
+	15, // 21: locklab.v1.KVService.Get:output_type -> locklab.v1.GetResponse
+	17, // 22: locklab.v1.AdminService.Reset:output_type -> locklab.v1.ResetResponse
+	20, // 23: locklab.v1.AdminService.GetStats:output_type -> locklab.v1.GetStatsResponse
+	15, // [15:24] is the sub-list for method output_type
+	6,  // [6:15] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_locklab_v1_locklab_proto_init() }
@@ -1287,7 +1494,7 @@ func file_locklab_v1_locklab_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_locklab_v1_locklab_proto_rawDesc), len(file_locklab_v1_locklab_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
