@@ -1,0 +1,121 @@
+// Checks the server's invariants through the API after load, and exits
+// non-zero on any violation. One VU, one iteration; used by `make e2e`
+// (k6/e2e.sh) and by hand:
+//
+//   SUMMARIES=/tmp/a.json,/tmp/b.json CHECK_COUNTER=1 bin/k6 run -q k6/verify.js
+//   EXPECT_BANK=B EXPECT_REFUSALS=1 SUMMARIES=/tmp/bank.json bin/k6 run -q k6/verify.js
+//
+// Knobs (all optional):
+//   ADDR             server address (127.0.0.1:50055)
+//   EXPECT_MODE      GetStats.mode must equal this
+//   SUMMARIES        comma-separated locklab.k6-summary/v1 files (absolute
+//                    paths): each must have passed checks, no failed check and
+//                    no unexpected error
+//   CHECK_COUNTER=1  the counter (GetValue and GetStats) must equal
+//                    COUNTER_BASE (0) + the summaries' acked_increment_delta
+//                    (at least that if a summary saw unexpected errors: such a
+//                    call may still have been applied)
+//   EXPECT_BANK      A, B or C: the bank must still hold exactly what that
+//                    scenario started with (ACCOUNTS, BALANCE as for bank.js)
+//   EXPECT_REFUSALS=1  the summaries together counted expected_refusals > 0
+// Always, when the mode keeps state: no balance below 0.
+
+import grpc from 'k6/net/grpc';
+import { check } from 'k6';
+import exec from 'k6/execution';
+import { admin, cfg, client, connect, disconnect } from './lib/core.js';
+
+export const options = {
+  vus: 1,
+  iterations: 1,
+  thresholds: { checks: ['rate==1'] },
+};
+
+const paths = (__ENV.SUMMARIES || '').split(',').filter((p) => p !== '');
+// open() only works in the init context.
+const summaries = paths.map((p) => ({ path: p, doc: JSON.parse(open(p)) }));
+
+const SCENARIO_FUNDED = { A: (n) => n, B: (n) => Math.ceil(n / 2), C: () => 0 };
+
+let failed = 0;
+
+// expect records one verdict as a check; its name carries the figures, since
+// handleSummary runs in a fresh VU and only sees the checks.
+function expect(name, ok, detail) {
+  check(null, { [`${name}: ${detail}`]: () => ok });
+  if (!ok) failed++;
+}
+
+// BigInt keeps int64 totals exact (20,000,000 × 1000 fits a double, but a
+// custom BALANCE × ACCOUNTS need not).
+const big = (v) => BigInt(String(v || 0));
+
+function verify() {
+  const stats = admin('GetStats');
+  if (__ENV.EXPECT_MODE) {
+    expect('mode', stats.mode === __ENV.EXPECT_MODE, `server mode ${stats.mode}, want ${__ENV.EXPECT_MODE}`);
+  }
+
+  let acked = 0n;
+  let unexpected = 0;
+  let refusals = 0;
+  for (const { path, doc } of summaries) {
+    const name = path.split('/').pop();
+    expect(`${name}: schema`, doc.schema === 'locklab.k6-summary/v1', `schema ${doc.schema}`);
+    expect(`${name}: did work`, doc.checks && doc.checks.passes > 0 && doc.iterations.count > 0,
+      `${doc.iterations && doc.iterations.count} iterations, ${doc.checks && doc.checks.passes} checks passed`);
+    expect(`${name}: no failed check`, doc.checks && doc.checks.fails === 0, `${doc.checks && doc.checks.fails} failed checks`);
+    expect(`${name}: no unexpected error`, doc.unexpected_errors === 0, `${doc.unexpected_errors} unexpected errors`);
+    acked += BigInt(Math.round(doc.acked_increment_delta || 0));
+    unexpected += doc.unexpected_errors || 0;
+    refusals += doc.expected_refusals || 0;
+  }
+  if (__ENV.EXPECT_REFUSALS === '1') {
+    expect('refusals counted', refusals > 0, `${refusals} expected refusals (FAILED_PRECONDITION) in the summaries`);
+  }
+
+  if (!stats.storeBacked) {
+    expect('state', true, `mode ${stats.mode} keeps no state: no invariant applies`);
+    return;
+  }
+
+  expect('no negative balance', big(stats.minBalance) >= 0n, `smallest balance ${stats.minBalance}`);
+  if (__ENV.EXPECT_BANK) {
+    const funded = SCENARIO_FUNDED[__ENV.EXPECT_BANK];
+    if (!funded) throw new Error(`EXPECT_BANK=${__ENV.EXPECT_BANK}: want A, B or C`);
+    const balance = cfg.balance === 0 ? 20000000n : BigInt(cfg.balance);
+    const want = BigInt(funded(cfg.accounts)) * balance;
+    expect('money conserved', big(stats.totalBalance) === want,
+      `total ${stats.totalBalance}, scenario ${__ENV.EXPECT_BANK} with ${cfg.accounts} accounts started with ${want}; ${stats.transfers} transfers applied`);
+  }
+  if (__ENV.CHECK_COUNTER === '1') {
+    const res = client.invoke('locklab.v1.CounterService/GetValue', {}, { tags: { phase: 'setup' } });
+    expect('GetValue answers', res.status === grpc.StatusOK, `status ${res.status}`);
+    const value = big(res.message && res.message.value);
+    const want = big(__ENV.COUNTER_BASE) + acked;
+    expect('GetValue agrees with GetStats', value === big(stats.counterValue),
+      `GetValue ${value}, GetStats ${stats.counterValue}`);
+    if (unexpected === 0) {
+      expect('no lost or extra increment', value === want, `counter ${value}, acknowledged ${want}`);
+    } else {
+      expect('no lost increment', value >= want, `counter ${value}, acknowledged ${want}, ${unexpected} calls failed in flight`);
+    }
+  }
+}
+
+export default function () {
+  connect();
+  try {
+    verify();
+  } catch (e) {
+    expect('verification ran', false, String(e));
+  } finally {
+    disconnect();
+  }
+  if (failed > 0) exec.test.fail(`${failed} invariant check(s) failed`);
+}
+
+export function handleSummary(data) {
+  const lines = data.root_group.checks.map((c) => `  ${c.fails === 0 ? '✓' : '✗'} ${c.name}`);
+  return { stdout: `verify ${cfg.addr}\n${lines.join('\n')}\n` };
+}
