@@ -38,6 +38,16 @@ proto-check: proto ## fail if the checked-in generated code is stale
 	@git diff --exit-code -- proto || { echo "generated code in proto/ is stale: run 'make proto' and commit" >&2; exit 1; }
 	@test -z "$$(git status --porcelain -- proto 2>/dev/null)"
 
+# k6 is built from source at the version pinned in tools/go.mod (no prebuilt
+# downloads); it is rebuilt only when tools/go.mod or tools/go.sum change.
+$(BIN)/k6: $(TOOLS)/go.mod $(TOOLS)/go.sum
+	@mkdir -p $(BIN)
+	cd $(TOOLS) && $(GO) build -o $(BIN)/k6 go.k6.io/k6
+	@touch $@
+
+.PHONY: k6
+k6: $(BIN)/k6 ## build the pinned k6 (tools/go.mod) into bin/k6
+
 # --- tests ---------------------------------------------------------------------
 
 .PHONY: test
@@ -52,3 +62,7 @@ vet: ## go vet and gofmt
 .PHONY: unit
 unit: ## go test -race over every package
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+.PHONY: e2e
+e2e: $(BIN)/k6 ## end-to-end: every k6 script against the server in every mode, invariants checked (< 3 min)
+	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# End-to-end test of the load harness (`make e2e`): builds the server, starts
+# it in every mode on a free loopback port, runs a short smoke of every k6
+# script against it, checks the invariants through the API with k6/verify.js,
+# runs a test split in two --execution-segment processes, and stops the server,
+# which must exit 0. Any failed check, unexpected error or violated invariant
+# fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
+#
+# Environment: K6 (bin/k6), GO (go), SERVER (bin/locklab, built here),
+# E2E_MODES (default: inputQ, mutex and noop if the server has it),
+# E2E_SECONDS (length of each smoke, default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+K6=${K6:-$root/bin/k6}
+GO=${GO:-go}
+SERVER=${SERVER:-$root/bin/locklab}
+secs=${E2E_SECONDS:-2}
+out=$root/k6/out/e2e
+rm -rf "$out"
+mkdir -p "$out"
+started=$SECONDS
+
+log() { printf 'e2e %3ds: %s\n' $((SECONDS - started)) "$*"; }
+die() {
+	printf 'e2e: FAIL: %s\n' "$*" >&2
+	exit 1
+}
+
+if [[ -z ${SKIP_BUILD:-} ]]; then
+	log "building the server into $SERVER"
+	"$GO" build -o "$SERVER" .
+fi
+[[ -x $K6 ]] || die "no k6 at $K6 (make k6)"
+
+# The modes: inputQ and mutex always; noop too when the server lists it (an
+# unknown -mode exits 2 and lists the modes).
+if [[ -n ${E2E_MODES:-} ]]; then
+	read -r -a modes <<<"$E2E_MODES"
+else
+	modes=(inputQ mutex)
+	set +e
+	list=$("$SERVER" -mode nosuch 2>&1)
+	rc=$?
+	set -e
+	[[ $rc == 2 ]] || die "'$SERVER -mode nosuch' exited $rc, want 2: $list"
+	for m in inputQ mutex; do
+		grep -qw -- "$m" <<<"$list" || die "the server does not list mode $m: $list"
+	done
+	if grep -qw noop <<<"$list"; then modes+=(noop); fi
+fi
+log "modes: ${modes[*]}"
+
+srv_pid=""
+main_pid=$BASHPID
+stop_server() {
+	# Only the main shell owns the server (not the subshells of `k6run &`).
+	[[ -n $srv_pid && $BASHPID == "$main_pid" ]] || return 0
+	local pid=$srv_pid rc=0
+	srv_pid=""
+	kill -TERM "$pid" 2>/dev/null || true
+	# The server stops gracefully (GracefulStop with a deadline): give it 15 s.
+	for _ in $(seq 150); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		die "server (pid $pid) still running 15 s after SIGTERM"
+	fi
+	wait "$pid" || rc=$?
+	[[ $rc == 0 ]] || die "server exited $rc after SIGTERM, want 0 (see $out/$mode.server.log)"
+}
+trap 'stop_server' EXIT
+
+# start_server MODE: starts the server on a free port and sets $addr from its
+# one line, "locklab: mode=<mode> listening on <host:port>".
+start_server() {
+	local slog=$out/$1.server.log
+	"$SERVER" -mode "$1" -addr 127.0.0.1:0 2>"$slog" &
+	srv_pid=$!
+	addr=""
+	for _ in $(seq 100); do
+		addr=$(sed -n 's/^locklab: mode=.* listening on \([^ ]*\)$/\1/p' "$slog" | head -n 1)
+		[[ -n $addr ]] && break
+		kill -0 "$srv_pid" 2>/dev/null || die "server -mode $1 exited: $(cat "$slog")"
+		sleep 0.1
+	done
+	[[ -n $addr ]] || die "server -mode $1 printed no listening line in 10 s: $(cat "$slog")"
+}
+
+# k6run NAME SCRIPT [VAR=value…] [-- k6 flags…]: one k6 run whose JSON
+# summary goes to $out/$mode.NAME.json; fails on a non-zero exit.
+k6run() {
+	local name=$1 script=$2
+	shift 2
+	local vars=() flags=()
+	while (($#)); do
+		if [[ $1 == -- ]]; then
+			shift
+			flags=("$@")
+			break
+		fi
+		vars+=("$1")
+		shift
+	done
+	local base=$out/$mode.$name
+	if ! env ADDR="$addr" SUMMARY_JSON="$base.json" "${vars[@]}" \
+		"$K6" run --quiet --no-color --no-usage-report --address 127.0.0.1:0 "${flags[@]}" "$script" \
+		>"$base.log" 2>&1; then
+		tail -n 40 "$base.log" >&2
+		die "$mode: k6 $name ($script ${vars[*]} ${flags[*]}) failed, see $base.log"
+	fi
+}
+
+# verify NAME [VAR=value…]: k6/verify.js against the running server.
+verify() {
+	local name=$1
+	shift
+	local base=$out/$mode.verify-$name
+	if ! env ADDR="$addr" EXPECT_MODE="$mode" "$@" \
+		"$K6" run --quiet --no-color --no-usage-report --address 127.0.0.1:0 k6/verify.js \
+		>"$base.log" 2>&1; then
+		cat "$base.log" >&2
+		die "$mode: invariants violated after $name, see $base.log"
+	fi
+	if grep -q 'keeps no state' "$base.log"; then stateless=" (mode keeps no state: summaries checked, invariants n/a)"; else stateless=""; fi
+}
+
+seg=(--execution-segment-sequence 0,1/2,1)
+s() { echo "$out/$mode.$1.json"; }
+negative_done=""
+
+for mode in "${modes[@]}"; do
+	start_server "$mode"
+	log "$mode: server on $addr"
+
+	# The counter, from a fresh server (counter 0): the default script in the
+	# closed model, then k6/counter.js in the open model.
+	k6run root testingscript.js VUS=3 DURATION=${secs}s CHECK_BODY=1
+	k6run counter-open k6/counter.js MODEL=open RATE=300 PRE_VUS=4 MAX_VUS=8 DURATION=${secs}s
+	verify counter SUMMARIES="$(s root),$(s counter-open)" CHECK_COUNTER=1
+	log "$mode: testingscript.js, counter.js (open model): counter == acknowledged increments$stateless"
+
+	k6run kv k6/kv.js VUS=3 DURATION=${secs}s READ_RATIO=0.5 CHECK_BODY=1
+	verify kv SUMMARIES="$(s kv)"
+	log "$mode: kv.js$stateless"
+
+	# Bank: setup() resets to the scenario; every case, mixed.
+	k6run bank-A k6/bank.js SCENARIO=A VUS=4 DURATION=${secs}s CHECK_BODY=1
+	verify bank-A SUMMARIES="$(s bank-A)" EXPECT_BANK=A
+	k6run bank-B k6/bank.js SCENARIO=B VUS=4 DURATION=${secs}s CHECK_BODY=1
+	verify bank-B SUMMARIES="$(s bank-B)" EXPECT_BANK=B EXPECT_REFUSALS=1
+	log "$mode: bank.js scenarios A and B: money conserved, refusals counted in B$stateless"
+
+	# One test split in two k6 processes run at once, as k6-operator would:
+	# reset once (every process runs setup(), so the scripts must not), then
+	# counter, bank and kv each as two concurrent segments.
+	env ADDR="$addr" SCENARIO=B "$K6" run --quiet --no-color --no-usage-report --address 127.0.0.1:0 \
+		k6/reset.js >"$out/$mode.reset.log" 2>&1 || die "$mode: reset failed, see $out/$mode.reset.log"
+	for w in counter bank kv; do
+		k6run "seg0-$w" "k6/$w.js" VUS=4 DURATION=${secs}s RESET=0 SCENARIO=B CHECK_BODY=1 \
+			-- --execution-segment 0:1/2 "${seg[@]}" &
+		p0=$!
+		k6run "seg1-$w" "k6/$w.js" VUS=4 DURATION=${secs}s RESET=0 SCENARIO=B CHECK_BODY=1 \
+			-- --execution-segment 1/2:1 "${seg[@]}" &
+		p1=$!
+		wait "$p0" || die "$mode: segment 0 of $w failed"
+		wait "$p1" || die "$mode: segment 1 of $w failed"
+	done
+	verify segments CHECK_COUNTER=1 EXPECT_BANK=B EXPECT_REFUSALS=1 \
+		SUMMARIES="$(s seg0-counter),$(s seg1-counter),$(s seg0-bank),$(s seg1-bank),$(s seg0-kv),$(s seg1-kv)"
+	log "$mode: two --execution-segment processes: counter == both acknowledged sums, money conserved$stateless"
+
+	# The negative control, once: two kv processes that are NOT split share
+	# VU ids, so their keys collide and the version checks must catch it —
+	# proof that the segmented kv run above really kept its VUs apart.
+	if [[ -z $negative_done && $mode != noop ]]; then
+		negative_done=1
+		pids=()
+		for i in 0 1; do
+			env ADDR="$addr" VUS=2 DURATION=${secs}s READ_RATIO=0.5 CHECK_BODY=1 \
+				"$K6" run --quiet --no-color --no-usage-report --address 127.0.0.1:0 k6/kv.js \
+				>"$out/$mode.overlap$i.log" 2>&1 &
+			pids+=($!)
+		done
+		fails=0
+		for p in "${pids[@]}"; do
+			wait "$p" || fails=$((fails + 1))
+		done
+		((fails > 0)) || die "$mode: two unsplit kv processes shared keys and no check noticed"
+		log "$mode: negative control: unsplit processes sharing VU ids are caught ($fails of 2 failed)"
+	fi
+
+	stop_server
+	log "$mode: server stopped, exit 0"
+done
+
+log "PASS (${modes[*]}; logs in ${out#"$root"/})"
