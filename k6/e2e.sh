@@ -145,7 +145,7 @@ for mode in "${modes[@]}"; do
 
 	k6run kv k6/kv.js VUS=3 DURATION=${secs}s READ_RATIO=0.5 CHECK_BODY=1
 	verify kv SUMMARIES="$(s kv)"
-	log "$mode: kv.js$stateless"
+	log "$mode: kv.js: every Put and Get version consistent$stateless"
 
 	# Bank: setup() resets to the scenario; every case, mixed.
 	k6run bank-A k6/bank.js SCENARIO=A VUS=4 DURATION=${secs}s CHECK_BODY=1

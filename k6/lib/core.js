@@ -148,7 +148,7 @@ export function disconnect() {
 //                 it; without it the body is discarded unread
 // It returns the answer, or null if the call threw.
 export function call(method, req, spec) {
-  const tags = { case: spec.case, phase: 'load' };
+  const tags = { case: spec.case };
   let res;
   try {
     res = client.invoke(method, req, {
@@ -203,10 +203,7 @@ function unexpected(caseName, status, detail) {
 // admin invokes an AdminService RPC outside the measured load and throws
 // unless it answered OK.
 export function admin(rpc, req) {
-  const res = client.invoke(`locklab.v1.AdminService/${rpc}`, req || {}, {
-    tags: { phase: 'setup' },
-    timeout: '60s',
-  });
+  const res = client.invoke(`locklab.v1.AdminService/${rpc}`, req || {}, { timeout: '60s' });
   if (res.status !== grpc.StatusOK) {
     throw new Error(`AdminService/${rpc}: ${codeName(res.status)} ${res.error && res.error.message}`);
   }

@@ -112,8 +112,8 @@ export function summaryJSON(script, cases, data) {
     },
     iteration_duration_ms: trend(m.iteration_duration, false),
     grpc_req_duration_ms: {
-      // Load calls only: setup's Reset and GetStats carry phase:setup.
-      all: trend(m['grpc_req_duration{phase:load}'], true),
+      // Load calls only: setup's Reset and GetStats run outside the scenario.
+      all: trend(m['grpc_req_duration{scenario:default}'], true),
       by_case: byCase,
     },
     checks: {
