@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/locklab/locklab/store"
+)
+
+// vote is a command for tally: a value, not a closure, so every design takes
+// it the same way and nothing is allocated to send it.
+type vote struct {
+	candidate string
+}
+
+var errNoCandidate = errors.New("tally: no candidate")
+
+// tally is a user's own sequential state machine: plain Go, no locks. Apply
+// returns a value, never a reference into its state.
+type tally struct {
+	votes map[string]int
+}
+
+func newTally() *tally { return &tally{votes: make(map[string]int)} }
+
+func (t *tally) Apply(v vote) (int, error) {
+	if v.candidate == "" {
+		return 0, errNoCandidate
+	}
+	t.votes[v.candidate]++
+	return t.votes[v.candidate], nil
+}
+
+// Wrap a state machine with a mutex and call it from many goroutines.
+func ExampleNewMutex() {
+	s := store.NewMutex(newTally())
+	defer s.Close()
+
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			if _, err := s.Do(context.Background(), vote{"ada"}); err != nil {
+				panic(err)
+			}
+		})
+	}
+	wg.Wait()
+
+	n, err := s.Do(context.Background(), vote{"ada"})
+	fmt.Println(n, err)
+	// Output: 101 <nil>
+}
+
+// Give a state machine to an owner goroutine; Close stops it.
+func ExampleNewInputQ() {
+	s := store.NewInputQ(newTally(), store.WithQueueSize(64))
+
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			if _, err := s.Do(context.Background(), vote{"grace"}); err != nil {
+				panic(err)
+			}
+		})
+	}
+	wg.Wait()
+
+	n, err := s.Do(context.Background(), vote{"grace"})
+	fmt.Println(n, err)
+
+	// The machine's own errors come back unchanged.
+	_, err = s.Do(context.Background(), vote{})
+	fmt.Println(errors.Is(err, errNoCandidate))
+
+	// Close waits for the owner goroutine to exit; after it, Do is refused.
+	s.Close()
+	_, err = s.Do(context.Background(), vote{"grace"})
+	fmt.Println(errors.Is(err, store.ErrClosed))
+	// Output:
+	// 101 <nil>
+	// true
+	// true
+}
+
+// Code written against store.Store switches design by changing one
+// constructor.
+func Example() {
+	designs := map[string]func() store.Store[vote, int]{
+		"mutex":  func() store.Store[vote, int] { return store.NewMutex(newTally()) },
+		"inputQ": func() store.Store[vote, int] { return store.NewInputQ(newTally()) },
+	}
+	for _, name := range []string{"mutex", "inputQ"} {
+		s := designs[name]()
+		s.Do(context.Background(), vote{"ada"})
+		n, _ := s.Do(context.Background(), vote{"ada"})
+		s.Close()
+		fmt.Println(name, n)
+	}
+	// Output:
+	// mutex 2
+	// inputQ 2
+}
