@@ -25,9 +25,9 @@ func NewMutex[C, R any](m Machine[C, R]) *Mutex[C, R] {
 }
 
 // Do applies cmd under the lock. A context that has already ended returns
-// ctx.Err() and applies nothing; once the lock is being waited for, the command
-// is applied (sync.Mutex cannot be abandoned), exactly as an accepted InputQ
-// command is.
+// ctx.Err() and applies nothing. Once Do waits for the lock it no longer
+// watches ctx (sync.Mutex cannot be abandoned), as with an accepted InputQ
+// command; the command is then applied unless Close takes the lock first.
 func (s *Mutex[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 	if err := ctx.Err(); err != nil {
 		var zero R
