@@ -199,7 +199,15 @@ function checkLines(group, indent, out) {
 // does: checks first, then every metric, sub-metrics indented under theirs,
 // ✓/✗ in front of metrics that carry thresholds.
 export function textSummary(script, data) {
-  const out = ['', `  locklab ${script}: ${cfg.addr}`, ''];
+  const e = effective();
+  const shape = e.model === 'open'
+    ? `open model, ${e.rate} it/s for ${e.duration} (VUs ${e.vus}..${cfg.maxVUs})`
+    : `${e.vus} VUs${e.duration ? ` for ${e.duration}` : ''} (${e.executor})`;
+  let what = '';
+  if (script === 'bank') what = `, scenario ${cfg.scenario}, case ${cfg.bankCase}${cfg.reset ? '' : ', no reset'}`;
+  if (script === 'kv') what = `, ${cfg.valueSize}-byte values, read ratio ${cfg.readRatio}`;
+  const seg = e.segment ? `, segment ${e.segment}` : '';
+  const out = ['', `  locklab ${script} @ ${cfg.addr}: ${shape}${what}${seg}`, ''];
   checkLines(data.root_group, '    ', out);
   out.push('');
   const names = Object.keys(data.metrics).sort((a, b) => {
