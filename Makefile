@@ -66,3 +66,22 @@ unit: ## go test -race over every package
 .PHONY: e2e
 e2e: $(BIN)/k6 ## end-to-end: every k6 script against the server in every mode, invariants checked (< 3 min)
 	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
+
+# --- benchmarks ----------------------------------------------------------------
+
+$(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
+	@mkdir -p $(BIN)
+	cd $(TOOLS) && $(GO) build -o $(BIN)/ golang.org/x/perf/cmd/benchstat
+	@touch $@
+
+# 3 designs × 3 ops × 3 parallelisms × 2 -cpu × 6 counts = 324 measurements.
+# -count 6 is the fewest for which benchstat gives a 95% interval; -benchtime
+# keeps the whole run near 4 minutes. The second summary puts the designs side
+# by side, so the ratios come from one run on one machine state.
+BENCH_STORE_TIME ?= 400ms
+
+.PHONY: bench-store
+bench-store: $(BIN)/benchstat ## benchmark every store design × op × parallelism (~4 min); raw output in bin/bench-store.txt
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORE_TIME) -cpu 1,2 -count 6 -timeout 30m ./store | tee $(BIN)/bench-store.txt
+	$(BIN)/benchstat $(BIN)/bench-store.txt
+	$(BIN)/benchstat -col /design -row /op,/par,/gomaxprocs $(BIN)/bench-store.txt
