@@ -9,10 +9,6 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// benchParallelism are the goroutines per CPU (b.SetParallelism): one caller
-// per P, a few callers per P, and the many callers of the lab's top k6 levels.
-var benchParallelism = [...]int{1, 8, 64}
-
 // benchBankAccounts is the bank of DESIGN.md §2's default run.
 const benchBankAccounts = workload.DefaultAccounts
 
@@ -85,7 +81,9 @@ func BenchmarkStore(b *testing.B) {
 }
 
 func benchDesign[C, R any](b *testing.B, design string, op benchOp[C, R]) {
-	for _, par := range benchParallelism {
+	// Goroutines per CPU (b.SetParallelism): one caller per P, a few callers
+	// per P, and the many callers of the lab's top k6 levels.
+	for _, par := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("par=%d", par), func(b *testing.B) {
 			s := designByName[C, R](design)(op.newMachine(b))
 			defer s.Close()

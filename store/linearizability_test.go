@@ -39,7 +39,7 @@ func recordHistory[C, R any](t *testing.T, s Store[C, R], clients, ops int, gen 
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(c), uint64(time.Now().UnixNano())))
+			rng := rand.New(rand.NewPCG(uint64(c), 3))
 			for range ops {
 				cmd := gen(rng)
 				call := time.Since(start).Nanoseconds()
@@ -69,30 +69,32 @@ func checkLinearizable(t *testing.T, model porcupine.Model, history []porcupine.
 
 // counterModel is the counter's specification: an int64 that increments add
 // to (returning the new value) and gets read.
-var counterModel = porcupine.Model{
-	Init: func() any { return int64(0) },
-	Step: func(state, input, output any) (bool, any) {
-		v := state.(int64)
-		cmd := input.(workload.CounterCmd)
-		out := output.(result[int64])
-		if out.err != nil {
-			return false, v // the histories here contain no refusals
-		}
-		switch cmd.Op {
-		case workload.CounterIncrement:
-			return out.r == v+cmd.Delta, v + cmd.Delta
-		case workload.CounterGet:
-			return out.r == v, v
-		}
-		return false, v
-	},
-	DescribeOperation: func(input, output any) string {
-		cmd, out := input.(workload.CounterCmd), output.(result[int64])
-		if cmd.Op == workload.CounterGet {
-			return fmt.Sprintf("get() -> %d, %v", out.r, out.err)
-		}
-		return fmt.Sprintf("inc(%d) -> %d, %v", cmd.Delta, out.r, out.err)
-	},
+func counterModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return int64(0) },
+		Step: func(state, input, output any) (bool, any) {
+			v := state.(int64)
+			cmd := input.(workload.CounterCmd)
+			out := output.(result[int64])
+			if out.err != nil {
+				return false, v // the histories here contain no refusals
+			}
+			switch cmd.Op {
+			case workload.CounterIncrement:
+				return out.r == v+cmd.Delta, v + cmd.Delta
+			case workload.CounterGet:
+				return out.r == v, v
+			}
+			return false, v
+		},
+		DescribeOperation: func(input, output any) string {
+			cmd, out := input.(workload.CounterCmd), output.(result[int64])
+			if cmd.Op == workload.CounterGet {
+				return fmt.Sprintf("get() -> %d, %v", out.r, out.err)
+			}
+			return fmt.Sprintf("inc(%d) -> %d, %v", cmd.Delta, out.r, out.err)
+		},
+	}
 }
 
 func counterOps(rng *rand.Rand) workload.CounterCmd {
@@ -171,7 +173,7 @@ func TestLinearizableCounter(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			s := d.new(workload.NewCounter())
 			defer s.Close()
-			checkLinearizable(t, counterModel, recordHistory(t, s, 8, 250, counterOps))
+			checkLinearizable(t, counterModel(), recordHistory(t, s, 8, 250, counterOps))
 		})
 	}
 }
@@ -210,25 +212,25 @@ func TestLinearizabilityCheckCanFail(t *testing.T) {
 		history []porcupine.Operation
 		want    porcupine.CheckResult
 	}{
-		{"counter: a read after an increment sees it", counterModel, []porcupine.Operation{
+		{"counter: a read after an increment sees it", counterModel(), []porcupine.Operation{
 			op(0, inc(1), 0, 10, counter(1)),
 			op(1, get, 20, 30, counter(1)),
 		}, porcupine.Ok},
-		{"counter: stale read", counterModel, []porcupine.Operation{
+		{"counter: stale read", counterModel(), []porcupine.Operation{
 			op(0, inc(1), 0, 10, counter(1)),
 			op(1, get, 20, 30, counter(0)),
 		}, porcupine.Illegal},
-		{"counter: overlapping reads may see either", counterModel, []porcupine.Operation{
+		{"counter: overlapping reads may see either", counterModel(), []porcupine.Operation{
 			op(0, inc(1), 0, 100, counter(1)),
 			op(1, get, 10, 20, counter(0)),
 			op(2, get, 30, 40, counter(1)),
 		}, porcupine.Ok},
-		{"counter: a read cannot go back", counterModel, []porcupine.Operation{
+		{"counter: a read cannot go back", counterModel(), []porcupine.Operation{
 			op(0, inc(1), 0, 100, counter(1)),
 			op(1, get, 10, 20, counter(1)),
 			op(1, get, 30, 40, counter(0)),
 		}, porcupine.Illegal},
-		{"counter: lost update", counterModel, []porcupine.Operation{
+		{"counter: lost update", counterModel(), []porcupine.Operation{
 			op(0, inc(1), 0, 100, counter(1)),
 			op(1, inc(1), 0, 100, counter(1)),
 		}, porcupine.Illegal},
@@ -277,7 +279,7 @@ func TestLinearizabilityCheckCanFail(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		assert.Equal(t, porcupine.Illegal, porcupine.CheckOperationsTimeout(counterModel, history, time.Minute), "%v", history)
+		assert.Equal(t, porcupine.Illegal, porcupine.CheckOperationsTimeout(counterModel(), history, time.Minute), "%v", history)
 	})
 }
 
