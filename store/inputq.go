@@ -77,6 +77,11 @@ type InputQ[C, R any] struct {
 	// state holds closedBit and the number of Do calls that may still put a
 	// request into reqs; the owner exits only once it is closedBit alone and
 	// reqs is empty, so no accepted command is left behind.
+	//
+	// Its two atomic adds per Do are not worth avoiding: dropping them (unsafe)
+	// changed nothing measurable in BenchmarkStore, and the safe alternative,
+	// callers watching done for a request stranded by the owner's exit, puts
+	// a select on the reply path that made Do slower.
 	state atomic.Int64
 
 	// highWater is the largest queue length the owner has seen, itself
