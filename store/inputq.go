@@ -85,7 +85,10 @@ type InputQ[C, R any] struct {
 	state atomic.Int64
 
 	// highWater is the largest queue length the owner has seen, itself
-	// included; written only by the owner.
+	// included, since the start or the last ResetQueueHighWater. The owner
+	// writes it; ResetQueueHighWater zeroes it from any goroutine. The owner
+	// compares against the shared value (a plain load on the machines we
+	// measure, its cache line rarely written) so that a reset takes effect.
 	highWater atomic.Int64
 
 	pool sync.Pool // of *request[C, R]
@@ -210,15 +213,18 @@ func (q *InputQ[C, R]) Close() error {
 // waited behind another.
 func (q *InputQ[C, R]) QueueHighWater() int64 { return q.highWater.Load() }
 
+// ResetQueueHighWater starts a new measurement window for QueueHighWater and
+// returns the high-water mark of the window it ends. A command the owner is
+// applying while the reset happens may count in either window.
+func (q *InputQ[C, R]) ResetQueueHighWater() int64 { return q.highWater.Swap(0) }
+
 // QueueCap reports the capacity of the queue.
 func (q *InputQ[C, R]) QueueCap() int { return cap(q.reqs) }
 
 func (q *InputQ[C, R]) run() {
 	defer close(q.done)
-	var highWater int64
 	apply := func(req *request[C, R]) {
-		if n := int64(len(q.reqs)) + 1; n > highWater {
-			highWater = n
+		if n := int64(len(q.reqs)) + 1; n > q.highWater.Load() {
 			q.highWater.Store(n)
 		}
 		r, err := q.m.Apply(req.cmd)

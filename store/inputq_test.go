@@ -231,6 +231,11 @@ func TestInputQQueueHighWater(t *testing.T) {
 			require.NoError(t, err)
 		}
 		assert.Equal(t, int64(1), q.QueueHighWater(), "a lone caller never waits behind another")
+		assert.Equal(t, int64(1), q.ResetQueueHighWater(), "the reset returns the window it ends")
+		assert.Equal(t, int64(0), q.QueueHighWater(), "a new window starts at 0")
+		_, err := q.Do(context.Background(), testCmd{n: 1})
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), q.QueueHighWater(), "the owner records into the new window")
 	})
 	for _, size := range []int{1, 4} {
 		t.Run(fmt.Sprintf("full queue=%d", size), func(t *testing.T) {
