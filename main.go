@@ -1,0 +1,122 @@
+// Command locklab serves locklab's gRPC API over the state design chosen with
+// -mode: `go run main.go -mode inputQ` or `-mode mutex` (and noop, the
+// harness's ceiling). See README.md and DESIGN.md §4.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/workload"
+)
+
+// errUsage marks errors in the command line: exit status 2, as flag does.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "locklab:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx ends (SIGINT, SIGTERM), then stops gracefully. It
+// prints one line to stderr once it listens —
+// "locklab: mode=<mode> listening on <host:port>" — which tools parse to
+// find a server started on port 0, and nothing per request.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("locklab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		mode     = fs.String("mode", "", "the state design: "+server.ModeNames()+" (required)")
+		addr     = fs.String("addr", "127.0.0.1:50055", "listen address (loopback unless asked)")
+		accounts = fs.Uint("accounts", workload.DefaultAccounts, "bank accounts at start")
+		balance  = fs.Int64("balance", workload.DefaultInitialBalance, "initial balance of a funded account")
+		scenario = fs.String("scenario", "A", "bank scenario at start: A (all funded), B (even ids at 0), C (all at 0)")
+		grace    = fs.Duration("grace", 5*time.Second, "on SIGINT/SIGTERM, how long RPCs in flight may finish before they are cancelled")
+		sample   = fs.Uint64("sample-every", 1, "measure the store time of one command in N (a power of two)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: locklab -mode MODE [flags]\n\nmodes:\n")
+		for _, m := range server.Modes() {
+			fmt.Fprintf(stderr, "  %-8s %s\n", m.Name, m.Doc)
+		}
+		fmt.Fprintf(stderr, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage // flag has printed the error and the usage
+	}
+	usage := func(format string, a ...any) error {
+		fmt.Fprintf(stderr, "locklab: "+format+"\n", a...)
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected arguments %q; modes: %s", fs.Args(), server.ModeNames())
+	}
+	if _, err := server.LookupMode(*mode); err != nil {
+		return usage("-mode: %v", err)
+	}
+	sc, ok := map[string]workload.Scenario{"A": workload.ScenarioA, "B": workload.ScenarioB, "C": workload.ScenarioC}[strings.ToUpper(*scenario)]
+	if !ok {
+		return usage("-scenario %q: want A, B or C", *scenario)
+	}
+	if *accounts == 0 || *accounts > workload.MaxAccounts {
+		return usage("-accounts %d: want 1..%d", *accounts, workload.MaxAccounts)
+	}
+	if *balance <= 0 {
+		return usage("-balance %d: want > 0", *balance)
+	}
+	srv, err := server.New(server.Config{
+		Mode:        *mode,
+		Bank:        workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
+		SampleEvery: *sample,
+	})
+	if err != nil {
+		return usage("%v", err)
+	}
+	lis, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Stop(context.Background())
+		return err
+	}
+	fmt.Fprintf(stderr, "locklab: mode=%s listening on %s\n", *mode, lis.Addr())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }() // owned by run: joined below
+	select {
+	case err := <-served: // the listener failed
+		srv.Stop(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	srv.Stop(stopCtx)
+	if err := <-served; err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "locklab: mode=%s stopped\n", *mode)
+	return nil
+}

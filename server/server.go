@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/workload"
+)
+
+// MaxRecvMsgSize is the largest request the server decodes; a larger one is
+// refused with RESOURCE_EXHAUSTED before it reaches a handler. It is above
+// the largest valid request (a Put of a 1 MiB value under a 256-byte key), so
+// that an oversize value gets its own INVALID_ARGUMENT from the workload.
+const MaxRecvMsgSize = 4 << 20
+
+// Config is what a Server is made from.
+type Config struct {
+	// Mode is one of Modes' names.
+	Mode string
+	// Bank is the bank at start; its zero value is the default (1000
+	// accounts, scenario A, 20,000,000 each).
+	Bank workload.BankConfig
+	// SampleEvery measures the store time of one command in SampleEvery
+	// (a power of two; 0 or 1: every command).
+	SampleEvery uint64
+}
+
+// Server is the gRPC server of one mode.
+type Server struct {
+	mode   Mode
+	grpc   *grpc.Server
+	health *health.Server
+	st     *stores // nil for noop
+}
+
+// New builds a server and its stores; Serve starts it, and Stop releases the
+// stores' goroutines (call it even if Serve never ran).
+func New(cfg Config) (*Server, error) {
+	mode, err := LookupMode(cfg.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if n := cfg.SampleEvery; n > 1 && n&(n-1) != 0 {
+		return nil, fmt.Errorf("sample every %d: want a power of two", n)
+	}
+	services := []grpc.ServiceDesc{
+		pb.CounterService_ServiceDesc, pb.BankService_ServiceDesc, pb.KVService_ServiceDesc,
+		pb.AdminService_ServiceDesc, healthpb.Health_ServiceDesc,
+	}
+	var methods []string
+	for _, sd := range services {
+		for _, md := range sd.Methods {
+			methods = append(methods, "/"+sd.ServiceName+"/"+md.MethodName)
+		}
+	}
+	m := newMetrics(methods, cfg.SampleEvery)
+
+	s := &Server{mode: mode, health: health.NewServer()}
+	if mode.StoreBacked() {
+		if s.st, err = newStores(mode.design, cfg.Bank, m); err != nil {
+			return nil, err
+		}
+	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
+		return nil, err // noop refuses the flags the others refuse
+	}
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.ChainUnaryInterceptor(m.unary),
+		// Stop returns only once every handler has returned, so the stores
+		// are closed after their last caller.
+		grpc.WaitForHandlers(true),
+	)
+	if s.st != nil {
+		pb.RegisterCounterServiceServer(s.grpc, &counterService{st: s.st})
+		pb.RegisterBankServiceServer(s.grpc, &bankService{st: s.st})
+		pb.RegisterKVServiceServer(s.grpc, &kvService{st: s.st})
+	} else {
+		pb.RegisterCounterServiceServer(s.grpc, noopCounter{})
+		pb.RegisterBankServiceServer(s.grpc, noopBank{})
+		pb.RegisterKVServiceServer(s.grpc, noopKV{})
+	}
+	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: mode, st: s.st, m: m})
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	for _, sd := range services[:4] {
+		s.health.SetServingStatus(sd.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	}
+	return s, nil
+}
+
+// Mode is the mode the server serves.
+func (s *Server) Mode() Mode { return s.mode }
+
+// Serve accepts connections on lis until Stop. It returns nil after Stop.
+func (s *Server) Serve(lis net.Listener) error {
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Stop stops accepting, lets the RPCs in flight finish until ctx ends, then
+// cancels the rest, and closes the stores once no handler runs. Every
+// command a store accepted is applied before its Close returns.
+func (s *Server) Stop(ctx context.Context) {
+	s.health.Shutdown() // health checks now answer NOT_SERVING
+	done := make(chan struct{})
+	go func() { // owned here: Stop waits for it below
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop() // cancels what is left; GracefulStop then returns
+		<-done
+	}
+	if s.st != nil {
+		s.st.close()
+	}
+}

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/locklab/locklab/store"
+	"github.com/locklab/locklab/workload"
+)
+
+// toStatus is the one place where an error from a store or a workload becomes
+// a gRPC status (DESIGN.md §3). nil stays nil. The message is the error's own,
+// which names the rule the request broke.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	return status.Error(codeOf(err), err.Error())
+}
+
+func codeOf(err error) codes.Code {
+	switch {
+	case errors.Is(err, workload.ErrInvalid):
+		return codes.InvalidArgument
+	case errors.Is(err, workload.ErrNotFound):
+		return codes.NotFound
+	case errors.Is(err, workload.ErrInsufficientFunds):
+		return codes.FailedPrecondition
+	case errors.Is(err, workload.ErrOverflow):
+		return codes.OutOfRange
+	case errors.Is(err, store.ErrClosed):
+		return codes.Unavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	return codes.Internal
+}
