@@ -91,7 +91,9 @@ func (s *kvService) Get(ctx context.Context, r *pb.GetRequest) (*pb.GetResponse,
 // handler dispatch, the same for every mode, which is the ceiling no design
 // can pass on this harness.
 
-type noopCounter struct{ pb.UnimplementedCounterServiceServer }
+type noopCounter struct {
+	pb.UnimplementedCounterServiceServer
+}
 
 func (noopCounter) Increment(context.Context, *pb.IncrementRequest) (*pb.IncrementResponse, error) {
 	return &pb.IncrementResponse{}, nil
@@ -101,7 +103,9 @@ func (noopCounter) GetValue(context.Context, *pb.GetValueRequest) (*pb.GetValueR
 	return &pb.GetValueResponse{}, nil
 }
 
-type noopBank struct{ pb.UnimplementedBankServiceServer }
+type noopBank struct {
+	pb.UnimplementedBankServiceServer
+}
 
 func (noopBank) TransferMoney(context.Context, *pb.TransferMoneyRequest) (*pb.TransferMoneyResponse, error) {
 	return &pb.TransferMoneyResponse{}, nil
@@ -115,7 +119,9 @@ func (noopBank) GetHistory(context.Context, *pb.GetHistoryRequest) (*pb.GetHisto
 	return &pb.GetHistoryResponse{}, nil
 }
 
-type noopKV struct{ pb.UnimplementedKVServiceServer }
+type noopKV struct {
+	pb.UnimplementedKVServiceServer
+}
 
 func (noopKV) Put(context.Context, *pb.PutRequest) (*pb.PutResponse, error) {
 	return &pb.PutResponse{}, nil
