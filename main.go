@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		balance  = fs.Int64("balance", workload.DefaultInitialBalance, "initial balance of a funded account")
 		scenario = fs.String("scenario", "A", "bank scenario at start: A (all funded), B (even ids at 0), C (all at 0)")
 		grace    = fs.Duration("grace", 5*time.Second, "on SIGINT/SIGTERM, how long RPCs in flight may finish before they are cancelled")
-		sample   = fs.Uint64("sample-every", 1, "measure the store time of one command in N (a power of two)")
+		sample   = fs.Uint64("sample-every", server.DefaultSampleEvery, "measure the store time of one command in N, chosen at random (a power of two; 1: every command)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: locklab -mode MODE [flags]\n\nmodes:\n")

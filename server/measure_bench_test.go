@@ -12,7 +12,7 @@ import (
 // BenchmarkMeasuredStore prices the server's measurement: the same counter
 // increments through a bare store and through the measuring wrapper the
 // server puts around it, for each design, parallelism and sampling rate.
-// The difference between measure=off and measure=every (or every=N) is what
+// The difference between measure=off and measure=every (or 1inN) is what
 // one command pays to be measured; compare it with measure=off itself, the
 // store's own cost. Run it with
 //
@@ -20,7 +20,7 @@ import (
 func BenchmarkMeasuredStore(b *testing.B) {
 	for _, design := range []string{"mutex", "inputQ"} {
 		for _, par := range []int{1, 64} {
-			for _, every := range []uint64{0, 1, 16} {
+			for _, every := range []uint64{0, 1, DefaultSampleEvery} {
 				name := fmt.Sprintf("design=%s/par=%d/measure=", design, par)
 				switch every {
 				case 0:

@@ -135,9 +135,10 @@ func (noopKV) Get(context.Context, *pb.GetRequest) (*pb.GetResponse, error) {
 // measurements. st is nil in the noop mode.
 type adminService struct {
 	pb.UnimplementedAdminServiceServer
-	mode Mode
-	st   *stores
-	m    *metrics
+	mode        Mode
+	st          *stores
+	m           *metrics
+	sampleEvery uint64
 }
 
 // Reset replaces the bank with one made from the request, zeroes the counter,
@@ -170,7 +171,7 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 // GetStats reports the state (store-backed modes only) and the measurements
 // of the window since the last Reset or the start.
 func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
-	out := &pb.GetStatsResponse{Mode: s.mode.Name, StoreBacked: s.st != nil}
+	out := &pb.GetStatsResponse{Mode: s.mode.Name, StoreBacked: s.st != nil, LatencySampleEvery: uint32(s.sampleEvery)}
 	if s.st != nil {
 		sum, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankSummary})
 		if err != nil {

@@ -183,8 +183,12 @@ func (rep *Report) levelTable(wl string, level int) table {
 		}),
 		row("k6 saturated", func(g *Group) string { return fmt.Sprintf("%d of %d runs", g.Saturated, len(g.records)) }),
 	}
+	label := "store latency "
+	if n := latencySampleEvery(groups); n > 1 {
+		label = fmt.Sprintf("store latency (1 in %d sampled) ", n)
+	}
 	for _, op := range storeOps(groups) {
-		rows = append(rows, row("store latency "+op, func(g *Group) string {
+		rows = append(rows, row(label+op, func(g *Group) string {
 			p := "store." + op + "."
 			if g.fig(p+"count").N == 0 {
 				return "—"
@@ -211,6 +215,18 @@ func (rep *Report) levelTable(wl string, level int) table {
 		}),
 	)
 	return table{header: header, rows: rows}
+}
+
+// latencySampleEvery is the servers' store-latency sampling rate (the largest,
+// should runs differ).
+func latencySampleEvery(groups []*Group) uint32 {
+	var n uint32
+	for _, g := range groups {
+		for _, r := range g.records {
+			n = max(n, stats(r).GetLatencySampleEvery())
+		}
+	}
+	return n
 }
 
 // storeOps lists the workload.op pairs with store latency in any group.

@@ -124,6 +124,7 @@ func TestMarkdownStructure(t *testing.T) {
 	runs[4].Problems = []string{"INVARIANT VIOLATED: no lost increment: counter moved by 9, k6 saw 10 acknowledged"}
 	rep := &Report{Meta: fakeMeta(), Groups: aggregate(runs)}
 	md := rep.markdown()
+	assert.NotContains(t, md, "sampled", "servers that measure every command say nothing of sampling")
 	for _, want := range []string{
 		"# locklab comparison: mutex vs inputQ vs noop",
 		"Command: `go run ./cmd/compare -workloads counter`",
@@ -148,6 +149,20 @@ func TestMarkdownStructure(t *testing.T) {
 			assert.Equal(t, 3, strings.Count(line, "avg="), line)
 		}
 	}
+}
+
+func TestMarkdownNamesLatencySampling(t *testing.T) {
+	runs := fakeRuns(t)
+	for _, r := range runs {
+		var st locklabv1.GetStatsResponse
+		require.NoError(t, protojson.Unmarshal(r.Stats, &st))
+		st.LatencySampleEvery = 16
+		raw, err := protojson.Marshal(&st)
+		require.NoError(t, err)
+		r.Stats = raw
+	}
+	md := (&Report{Meta: fakeMeta(), Groups: aggregate(runs)}).markdown()
+	assert.Contains(t, md, "| store latency (1 in 16 sampled) counter.increment |")
 }
 
 func TestHTMLSelfContained(t *testing.T) {

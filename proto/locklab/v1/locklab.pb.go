@@ -1033,9 +1033,12 @@ type GetStatsResponse struct {
 	// counter mean nothing and no invariant applies.
 	StoreBacked bool `protobuf:"varint,16,opt,name=store_backed,json=storeBacked,proto3" json:"store_backed,omitempty"`
 	// Time spent inside the store per command (lock or queue wait included).
-	StoreLatency  []*StoreLatency `protobuf:"bytes,17,rep,name=store_latency,json=storeLatency,proto3" json:"store_latency,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StoreLatency []*StoreLatency `protobuf:"bytes,17,rep,name=store_latency,json=storeLatency,proto3" json:"store_latency,omitempty"`
+	// store_latency measures one command in this many (chosen at random per
+	// command, so the sample is unbiased); 1 means every command.
+	LatencySampleEvery uint32 `protobuf:"varint,18,opt,name=latency_sample_every,json=latencySampleEvery,proto3" json:"latency_sample_every,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1187,7 +1190,15 @@ func (x *GetStatsResponse) GetStoreLatency() []*StoreLatency {
 	return nil
 }
 
+func (x *GetStatsResponse) GetLatencySampleEvery() uint32 {
+	if x != nil {
+		return x.LatencySampleEvery
+	}
+	return 0
+}
+
 // Time spent inside store.Do for one workload's command kind, in nanoseconds.
+// count is the number of commands measured (see latency_sample_every).
 type StoreLatency struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Workload      string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
@@ -1350,7 +1361,7 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\n" +
 	"CodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xce\x05\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x80\x06\n" +
 	"\x10GetStatsResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12#\n" +
 	"\rtotal_balance\x18\x02 \x01(\x03R\ftotalBalance\x12#\n" +
@@ -1374,7 +1385,8 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\tgc_cycles\x18\x0e \x01(\rR\bgcCycles\x12(\n" +
 	"\x10queue_high_water\x18\x0f \x01(\x03R\x0equeueHighWater\x12!\n" +
 	"\fstore_backed\x18\x10 \x01(\bR\vstoreBacked\x12=\n" +
-	"\rstore_latency\x18\x11 \x03(\v2\x18.locklab.v1.StoreLatencyR\fstoreLatency\x1aR\n" +
+	"\rstore_latency\x18\x11 \x03(\v2\x18.locklab.v1.StoreLatencyR\fstoreLatency\x120\n" +
+	"\x14latency_sample_every\x18\x12 \x01(\rR\x12latencySampleEvery\x1aR\n" +
 	"\x0eRpcCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
 	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xc5\x01\n" +
