@@ -48,10 +48,25 @@ $(BIN)/k6: $(TOOLS)/go.mod $(TOOLS)/go.sum
 .PHONY: k6
 k6: $(BIN)/k6 ## build the pinned k6 (tools/go.mod) into bin/k6
 
+# --- the server and the comparison --------------------------------------------
+
+.PHONY: build
+build: ## build the server into bin/locklab
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/locklab .
+
+# ARGS go to the runner, e.g. make compare ARGS="-ladder -reps 3"; see
+# `go run ./cmd/compare -h` and docs/methodology.md.
+ARGS ?=
+
+.PHONY: compare
+compare: build $(BIN)/k6 ## the main job: mutex vs inputQ vs noop over the VU ladder → results/<timestamp>/ (~5 min)
+	LOCKLAB_COMMAND="make compare$(if $(ARGS), ARGS=\"$(ARGS)\")" $(GO) run ./cmd/compare -k6 $(BIN)/k6 -server $(BIN)/locklab $(ARGS)
+
 # --- tests ---------------------------------------------------------------------
 
 .PHONY: test
-test: proto-check vet unit ## everything CI runs: generated code fresh, vet, race tests
+test: proto-check vet $(BIN)/k6 unit e2e ## everything CI runs: generated code fresh, vet, race tests, k6 end to end
 	@echo "make test: all checks passed"
 
 .PHONY: vet
