@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/workload"
@@ -146,6 +147,11 @@ type adminService struct {
 // out of range changes nothing. The three workloads are reset one after the
 // other, not atomically: Reset is for between runs, not under load.
 func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.ResetResponse, error) {
+	// The enum is an int32 on the wire and workload.Scenario a uint8: check
+	// before narrowing, or 257 would pass as scenario A's 1.
+	if sc := r.GetScenario(); sc < 0 || sc > math.MaxUint8 {
+		return nil, toStatus(workload.ErrScenario)
+	}
 	cfg := workload.BankConfig{Scenario: workload.Scenario(r.GetScenario()), Accounts: r.GetAccounts(), InitialBalance: r.GetInitialBalance()}
 	if s.st == nil {
 		// noop keeps no bank, but refuses what the others refuse.
