@@ -32,6 +32,9 @@ type Config struct {
 	// Rerender names a results directory whose report is rebuilt from its
 	// runs/ files, running nothing.
 	Rerender string
+	// Diff names two results directories whose medians are compared,
+	// "OLD,NEW"; nothing is run.
+	Diff string
 }
 
 // Workload is a k6 script and the knobs that select its case.
@@ -85,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Server, "server", "bin/locklab", "locklab server binary (make build)")
 	fs.StringVar(&cfg.Scripts, "scripts", "k6", "folder of the k6 scripts")
 	fs.StringVar(&cfg.Rerender, "rerender", "", "rebuild the report of an existing results directory from its runs/ and meta.json, running nothing")
+	fs.StringVar(&cfg.Diff, "diff", "", "OLD,NEW: compare the medians of two results directories level by level (is the comparison reproducible?), running nothing")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}

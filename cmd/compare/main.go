@@ -64,6 +64,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	if cfg.Rerender != "" {
 		return rerender(cfg.Rerender, out)
 	}
+	if cfg.Diff != "" {
+		return diffDirs(cfg.Diff, out)
+	}
 	if err := preflight(cfg); err != nil {
 		return err
 	}
