@@ -66,17 +66,29 @@ compare: build $(BIN)/k6 ## the main job: mutex vs inputQ vs noop over the VU la
 # --- tests ---------------------------------------------------------------------
 
 .PHONY: test
-test: proto-check vet $(BIN)/k6 unit e2e ## everything CI runs: generated code fresh, vet, race tests, k6 end to end
+test: proto-check vet $(BIN)/k6 unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@echo "make test: all checks passed"
 
 .PHONY: vet
 vet: ## go vet and gofmt
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed" >&2; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags browser ./cmd/compare
 
 .PHONY: unit
 unit: ## go test -race over every package
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+.PHONY: chromium
+chromium: ## install Debian's Chromium if it is missing (for browser-test)
+	@if ! command -v chromium >/dev/null; then \
+		echo "installing chromium from Debian"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq chromium >/dev/null; fi
+
+.PHONY: browser-test
+browser-test: chromium ## report.html opened in headless Chromium, network cut off: the charts are drawn
+	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./cmd/compare
 
 .PHONY: e2e
 e2e: $(BIN)/k6 ## end-to-end: every k6 script against the server in every mode, invariants checked (< 3 min)

@@ -54,7 +54,10 @@ func (rep *Report) lineChart(wl, title, xlabel, ylabel, key string) ([]byte, err
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = levelTicks(rep.Meta.Levels)
 	}
+	// Top left: every curve here rises to the right, so that corner is the
+	// emptiest.
 	p.Legend.Top = true
+	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	for i, mode := range rep.Meta.Modes {
 		var pts errPoints
