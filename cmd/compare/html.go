@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -54,11 +55,8 @@ func (rep *Report) lineChart(wl, title, xlabel, ylabel, key string) ([]byte, err
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = levelTicks(rep.Meta.Levels)
 	}
-	// Top left: every curve here rises to the right, so that corner is the
-	// emptiest.
-	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
+	var all []errPoints
 	for i, mode := range rep.Meta.Modes {
 		var pts errPoints
 		for _, level := range rep.Meta.Levels {
@@ -87,8 +85,12 @@ func (rep *Report) lineChart(wl, title, xlabel, ylabel, key string) ([]byte, err
 		bars.Color = c
 		p.Add(line, points, bars)
 		p.Legend.Add(mode, line, points)
+		all = append(all, pts)
 	}
 	p.Y.Min = 0
+	// Latency rises with load and closed-model throughput may fall, so no
+	// one corner is always free: the legend goes where the data is not.
+	p.Legend.Top, p.Legend.Left = legendCorner(all, logX)
 	var buf bytes.Buffer
 	w, err := p.WriterTo(16*vg.Centimeter, 9*vg.Centimeter, "svg")
 	if err != nil {
@@ -98,6 +100,49 @@ func (rep *Report) lineChart(wl, title, xlabel, ylabel, key string) ([]byte, err
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// legendCorner picks the corner of a chart (y from 0 to the highest error
+// bar) that holds the fewest points and error-bar ends, preferring top left,
+// then top right, bottom left, bottom right when they tie.
+func legendCorner(series []errPoints, logX bool) (top, left bool) {
+	type pt struct{ x, y float64 }
+	var pts []pt
+	xMin, xMax, yMax := math.Inf(1), math.Inf(-1), 0.0
+	for _, s := range series {
+		for i, xy := range s.XYs {
+			x := xy.X
+			if logX {
+				x = math.Log(x)
+			}
+			lo, hi := xy.Y-s.YErrors[i].Low, xy.Y+s.YErrors[i].High
+			pts = append(pts, pt{x, xy.Y}, pt{x, lo}, pt{x, hi})
+			xMin, xMax, yMax = min(xMin, x), max(xMax, x), max(yMax, hi)
+		}
+	}
+	corners := []struct{ top, left bool }{{true, true}, {true, false}, {false, true}, {false, false}}
+	best, bestN := 0, math.MaxInt
+	for c, corner := range corners {
+		n := 0
+		for _, q := range pts {
+			fx, fy := 0.5, 0.5
+			if xMax > xMin {
+				fx = (q.x - xMin) / (xMax - xMin)
+			}
+			if yMax > 0 {
+				fy = q.y / yMax
+			}
+			inX := (corner.left && fx <= 0.4) || (!corner.left && fx >= 0.6)
+			inY := (corner.top && fy >= 0.7) || (!corner.top && fy <= 0.3)
+			if inX && inY {
+				n++
+			}
+		}
+		if n < bestN {
+			best, bestN = c, n
+		}
+	}
+	return corners[best].top, corners[best].left
 }
 
 // levelTicks labels exactly the measured levels on a log axis.
