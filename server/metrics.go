@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/locklab/locklab/store"
 )
@@ -61,24 +63,20 @@ func opNames(wl int) []string {
 
 const maxOps = 6 // op codes 0..5
 
-// latencyBuckets are the histograms' upper bounds in nanoseconds: from 20 ns to
+// latencyBuckets are the histograms' upper bounds in seconds: from 20 ns to
 // 10 s, each 10% above the last, so a quantile read from them is within 10%.
 func latencyBuckets() []float64 {
-	return prometheus.ExponentialBucketsRange(20, 10e9, 212)
+	return prometheus.ExponentialBucketsRange(20e-9, 10, 212)
 }
 
-// latency is one workload op's histogram in one window, with the largest
-// value seen (a histogram only knows the bucket).
-type latency struct {
-	h   prometheus.Histogram
-	max atomic.Int64
-}
+// storeSecondsName is the store-latency histogram as /metrics exposes it.
+const storeSecondsName = "locklab_store_command_seconds"
 
-func (l *latency) observe(d time.Duration) {
-	l.h.Observe(float64(d))
+// observeMax raises m to d if d is larger.
+func observeMax(m *atomic.Int64, d time.Duration) {
 	for {
-		old := l.max.Load()
-		if int64(d) <= old || l.max.CompareAndSwap(old, int64(d)) {
+		old := m.Load()
+		if int64(d) <= old || m.CompareAndSwap(old, int64(d)) {
 			return
 		}
 	}
@@ -95,21 +93,33 @@ type rpcCount struct {
 type window struct {
 	start time.Time
 	cpu0  time.Duration
-	gc0   uint64
+	rt0   runtimeSample
 	// rpcs is keyed by full method name; the keys are fixed when the window
 	// is made, so concurrent readers need no lock.
 	rpcs map[string]*rpcCount
-	lat  [numWorkloads][maxOps]latency
+	// lat0 is each store-latency histogram as it stood when the window
+	// began: the window's own counts are the difference. The histograms
+	// themselves are cumulative, as Prometheus wants them.
+	lat0 [numWorkloads][maxOps]*dto.Histogram
+	// max is the largest store time seen in the window (a histogram only
+	// knows the bucket), in nanoseconds.
+	max [numWorkloads][maxOps]atomic.Int64
 }
 
-// metrics owns the current window.
+// metrics owns the store-latency histograms and the current window.
 type metrics struct {
 	methods []string
 	// sampleMask selects the commands whose store time is measured: those
 	// for which a per-thread random number has no bits of the mask set.
 	// 0 measures every command.
 	sampleMask uint64
-	win        atomic.Pointer[window]
+	// storeSeconds holds one histogram per workload op since the start,
+	// registered as storeSecondsName when the server exposes /metrics. lat
+	// are its children, looked up once here so that an Observe takes no
+	// lock (a Vec's WithLabelValues takes a read lock).
+	storeSeconds *prometheus.HistogramVec
+	lat          [numWorkloads][maxOps]prometheus.Histogram
+	win          atomic.Pointer[window]
 }
 
 func newMetrics(methods []string, sampleEvery uint64) *metrics {
@@ -117,25 +127,64 @@ func newMetrics(methods []string, sampleEvery uint64) *metrics {
 	if sampleEvery > 1 {
 		m.sampleMask = sampleEvery - 1
 	}
+	m.storeSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: storeSecondsName,
+		Help: "Time a data RPC's command spent in the store's Do, lock or queue wait included (sampled: see -sample-every).",
+		// Classic buckets: GetStats reads its window quantiles from them.
+		Buckets: latencyBuckets(),
+	}, []string{"workload", "op"})
+	for wl := range m.lat {
+		for op := range m.lat[wl] {
+			m.lat[wl][op] = m.storeSeconds.WithLabelValues(workloadNames[wl], opName(wl, op)).(prometheus.Histogram)
+		}
+	}
 	m.newWindow()
 	return m
 }
 
+// opName names op code op of workload wl.
+func opName(wl, op int) string {
+	if names := opNames(wl); op < len(names) && names[op] != "" {
+		return names[op]
+	}
+	return "op" + strconv.Itoa(op)
+}
+
 // newWindow starts a new measurement window.
 func (m *metrics) newWindow() {
-	w := &window{start: time.Now(), cpu0: cpuTime(), gc0: gcCycles(), rpcs: make(map[string]*rpcCount, len(m.methods))}
+	w := &window{start: time.Now(), cpu0: cpuTime(), rt0: readRuntime(), rpcs: make(map[string]*rpcCount, len(m.methods))}
 	for _, name := range m.methods {
 		w.rpcs[name] = &rpcCount{}
 	}
-	for wl := range w.lat {
-		for op := range w.lat[wl] {
-			w.lat[wl][op].h = prometheus.NewHistogram(prometheus.HistogramOpts{
-				Name:    "locklab_store_seconds", // never registered: read through Write
-				Buckets: latencyBuckets(),
-			})
+	for wl := range w.lat0 {
+		for op := range w.lat0[wl] {
+			w.lat0[wl][op] = histogramOf(m.lat[wl][op])
 		}
 	}
 	m.win.Store(w)
+}
+
+// histogramOf reads h's buckets.
+func histogramOf(h prometheus.Histogram) *dto.Histogram {
+	var d dto.Metric
+	if err := h.Write(&d); err != nil {
+		return &dto.Histogram{}
+	}
+	return d.GetHistogram()
+}
+
+// since is h minus the earlier reading h0 of the same histogram.
+func since(h, h0 *dto.Histogram) *dto.Histogram {
+	out := &dto.Histogram{SampleCount: proto.Uint64(h.GetSampleCount() - h0.GetSampleCount())}
+	b0 := h0.GetBucket()
+	for i, b := range h.GetBucket() {
+		cum := b.GetCumulativeCount()
+		if i < len(b0) {
+			cum -= b0[i].GetCumulativeCount()
+		}
+		out.Bucket = append(out.Bucket, &dto.Bucket{UpperBound: b.UpperBound, CumulativeCount: proto.Uint64(cum)})
+	}
+	return out
 }
 
 // unary counts every answered unary RPC by method and status code.
@@ -170,7 +219,8 @@ func (s *measured[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 	r, err := s.inner.Do(ctx, cmd)
 	d := time.Since(t0)
 	if op := s.op(cmd); op >= 0 && op < maxOps {
-		s.m.win.Load().lat[s.wl][op].observe(d)
+		s.m.lat[s.wl][op].Observe(d.Seconds())
+		observeMax(&s.m.win.Load().max[s.wl][op], d)
 	}
 	return r, err
 }
@@ -185,6 +235,10 @@ type windowStats struct {
 	gc       uint32
 	rpcs     map[string]map[string]uint64 // method → code name → count
 	latency  []latencyStats
+	// The runtime's scheduling latency (nanoseconds) and mutex wait.
+	schedCount         uint64
+	schedP50, schedP99 float64
+	mutexWait          float64
 }
 
 type latencyStats struct {
@@ -195,11 +249,17 @@ type latencyStats struct {
 
 func (m *metrics) read() windowStats {
 	w := m.win.Load()
+	rt := readRuntime()
 	ws := windowStats{
-		seconds: time.Since(w.start).Seconds(),
-		cpu:     (cpuTime() - w.cpu0).Seconds(),
-		gc:      uint32(gcCycles() - w.gc0),
-		rpcs:    make(map[string]map[string]uint64),
+		seconds:   time.Since(w.start).Seconds(),
+		cpu:       (cpuTime() - w.cpu0).Seconds(),
+		gc:        uint32(rt.gc - w.rt0.gc),
+		rpcs:      make(map[string]map[string]uint64),
+		mutexWait: max(rt.mutexWait-w.rt0.mutexWait, 0),
+	}
+	sched := rt.schedSince(w.rt0)
+	if ws.schedCount = sched.total(); ws.schedCount > 0 {
+		ws.schedP50, ws.schedP99 = sched.quantile(0.5)*1e9, sched.quantile(0.99)*1e9
 	}
 	for name, c := range w.rpcs {
 		for code := range c.codes {
@@ -212,23 +272,17 @@ func (m *metrics) read() windowStats {
 			}
 		}
 	}
-	for wl := range w.lat {
-		names := opNames(wl)
-		for op := range w.lat[wl] {
-			l := &w.lat[wl][op]
-			var d dto.Metric
-			if err := l.h.Write(&d); err != nil || d.GetHistogram().GetSampleCount() == 0 {
+	for wl := range m.lat {
+		for op := range m.lat[wl] {
+			h := since(histogramOf(m.lat[wl][op]), w.lat0[wl][op])
+			if h.GetSampleCount() == 0 {
 				continue
 			}
-			name := "op" + string(rune('0'+op))
-			if op < len(names) && names[op] != "" {
-				name = names[op]
-			}
-			mx := float64(l.max.Load())
-			h := d.GetHistogram()
+			mx := float64(w.max[wl][op].Load())
+			q := func(q float64) float64 { return quantile(h, q, mx/1e9) * 1e9 }
 			ws.latency = append(ws.latency, latencyStats{
-				workload: workloadNames[wl], op: name, count: h.GetSampleCount(),
-				p50: quantile(h, 0.5, mx), p90: quantile(h, 0.9, mx), p99: quantile(h, 0.99, mx), p999: quantile(h, 0.999, mx),
+				workload: workloadNames[wl], op: opName(wl, op), count: h.GetSampleCount(),
+				p50: q(0.5), p90: q(0.9), p99: q(0.99), p999: q(0.999),
 				mx: mx,
 			})
 		}
@@ -271,15 +325,92 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// gcCycles is the number of completed GC cycles, read without stopping the
-// world (runtime.ReadMemStats would).
-func gcCycles() uint64 {
-	s := []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+// The runtime/metrics GetStats reports, read without stopping the world
+// (runtime.ReadMemStats would). /metrics exposes the same through the Go
+// collector (metricsRuntimeRules).
+const (
+	rtGCCycles       = "/gc/cycles/total:gc-cycles"
+	rtSchedLatencies = "/sched/latencies:seconds"
+	rtMutexWait      = "/sync/mutex/wait/total:seconds"
+)
+
+// runtimeSample is one reading of the runtime's cumulative counters.
+type runtimeSample struct {
+	gc        uint64
+	mutexWait float64 // seconds
+	sched     runtimeHistogram
+}
+
+// runtimeHistogram is a runtime/metrics Float64Histogram: counts[i] values
+// fell in [buckets[i], buckets[i+1]).
+type runtimeHistogram struct {
+	counts  []uint64
+	buckets []float64
+}
+
+func readRuntime() runtimeSample {
+	s := []rtmetrics.Sample{{Name: rtGCCycles}, {Name: rtMutexWait}, {Name: rtSchedLatencies}}
 	rtmetrics.Read(s)
-	if s[0].Value.Kind() != rtmetrics.KindUint64 {
-		return 0
+	var out runtimeSample
+	if s[0].Value.Kind() == rtmetrics.KindUint64 {
+		out.gc = s[0].Value.Uint64()
 	}
-	return s[0].Value.Uint64()
+	if s[1].Value.Kind() == rtmetrics.KindFloat64 {
+		out.mutexWait = s[1].Value.Float64()
+	}
+	if s[2].Value.Kind() == rtmetrics.KindFloat64Histogram {
+		h := s[2].Value.Float64Histogram()
+		// Read reuses neither slice, but copy anyway: a window keeps its
+		// starting counts for as long as it lives.
+		out.sched = runtimeHistogram{counts: slices.Clone(h.Counts), buckets: slices.Clone(h.Buckets)}
+	}
+	return out
+}
+
+// schedSince is the scheduling-latency histogram of what happened between
+// r0 and r.
+func (r runtimeSample) schedSince(r0 runtimeSample) runtimeHistogram {
+	out := runtimeHistogram{counts: slices.Clone(r.sched.counts), buckets: r.sched.buckets}
+	if len(r0.sched.counts) == len(out.counts) {
+		for i, c := range r0.sched.counts {
+			out.counts[i] -= min(c, out.counts[i])
+		}
+	}
+	return out
+}
+
+func (h runtimeHistogram) total() uint64 {
+	var n uint64
+	for _, c := range h.counts {
+		n += c
+	}
+	return n
+}
+
+// quantile estimates the q-quantile by linear interpolation inside the
+// bucket that holds it; an infinite bucket edge is replaced by the finite one.
+func (h runtimeHistogram) quantile(q float64) float64 {
+	total := h.total()
+	if total == 0 || len(h.buckets) != len(h.counts)+1 {
+		return math.NaN()
+	}
+	rank := q * float64(total)
+	var below uint64
+	for i, c := range h.counts {
+		if c == 0 || float64(below+c) < rank {
+			below += c
+			continue
+		}
+		lo, hi := h.buckets[i], h.buckets[i+1]
+		switch {
+		case math.IsInf(lo, -1):
+			return hi
+		case math.IsInf(hi, 1):
+			return lo
+		}
+		return lo + (hi-lo)*(rank-float64(below))/float64(c)
+	}
+	return h.buckets[len(h.buckets)-1]
 }
 
 // rssBytes is the resident set size, from /proc/self/statm; 0 where that

@@ -2,7 +2,9 @@ package server
 
 import (
 	"math"
+	"sync"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
@@ -140,4 +142,74 @@ func TestQuantile(t *testing.T) {
 	}
 	assert.True(t, math.IsNaN(quantile(&dto.Histogram{}, 0.5, 10)), "empty: NaN")
 	assert.True(t, math.IsNaN(quantile(&dto.Histogram{Bucket: []*dto.Bucket{bucket(10, 0)}}, 0.5, 10)), "no samples: NaN")
+}
+
+// TestRuntimeQuantile checks the interpolation on a hand-built runtime
+// histogram, infinite edges included.
+func TestRuntimeQuantile(t *testing.T) {
+	h := runtimeHistogram{
+		buckets: []float64{math.Inf(-1), 0, 10, 20, math.Inf(1)},
+		counts:  []uint64{0, 2, 4, 4},
+	}
+	tests := []struct {
+		name string
+		h    runtimeHistogram
+		q    float64
+		want float64
+	}{
+		{"first finite bucket", h, 0.1, 5},
+		{"inside the second bucket", h, 0.5, 17.5}, // rank 5: 10 + 10×3/4
+		{"in the +Inf bucket: its lower edge", h, 0.9, 20},
+		{"in the -Inf bucket: its upper edge", runtimeHistogram{buckets: []float64{math.Inf(-1), 0, 1}, counts: []uint64{3, 1}}, 0.5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.InDelta(t, tt.want, tt.h.quantile(tt.q), 1e-9)
+		})
+	}
+	assert.True(t, math.IsNaN(runtimeHistogram{buckets: []float64{0, 1}, counts: []uint64{0}}.quantile(0.5)), "no samples: NaN")
+
+	later := runtimeSample{sched: runtimeHistogram{buckets: h.buckets, counts: []uint64{0, 2, 9, 4}}}
+	d := later.schedSince(runtimeSample{sched: h})
+	assert.Equal(t, []uint64{0, 0, 5, 0}, d.counts, "the window's own counts")
+	assert.Equal(t, []uint64{0, 2, 4, 4}, h.counts, "the earlier reading is not changed")
+}
+
+// TestStatsRuntime: GetStats reports the runtime's scheduling latency and
+// mutex wait of its window. Contention made in this process between two
+// Resets shows in that window's mutex wait, and not in the next one, which
+// is the control that the figure is a per-window delta.
+func TestStatsRuntime(t *testing.T) {
+	ts := startServer(t, Config{Mode: "mutex"})
+	for range 50 {
+		_, err := ts.counter.Increment(t.Context(), &pb.IncrementRequest{Delta: 1})
+		require.NoError(t, err)
+	}
+	ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0)
+
+	const hold = 20 * time.Millisecond
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for range 4 {
+		wg.Go(func() {
+			for range 3 {
+				mu.Lock()
+				time.Sleep(hold) // the others wait on mu meanwhile
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	s := ts.stats(t)
+	assert.Equal(t, "mutex", s.GetDesign())
+	assert.GreaterOrEqual(t, s.GetMutexWaitSeconds(), (4 * hold).Seconds(), "12 holds of 20 ms with 3 waiters each time")
+	assert.Positive(t, s.GetSchedLatencyCount(), "goroutines were scheduled")
+	assert.Positive(t, s.GetSchedLatencyP99Ns())
+	assert.LessOrEqual(t, s.GetSchedLatencyP50Ns(), s.GetSchedLatencyP99Ns())
+
+	ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0)
+	s2 := ts.stats(t)
+	assert.Less(t, s2.GetMutexWaitSeconds(), hold.Seconds(), "a new window: the contention above is not in it")
 }

@@ -118,6 +118,21 @@ func (st *stores) resetQueueHighWater() {
 	}
 }
 
+// queueLener is what a queue reports of its depth. store.InputQ gains it with
+// the design registry (store.QueueReporter); until then the depth reads 0.
+type queueLener interface{ QueueLen() int }
+
+// queueLen is the number of commands waiting in every queue now.
+func (st *stores) queueLen() int64 {
+	var n int64
+	for _, q := range st.queues {
+		if l, ok := q.(queueLener); ok {
+			n += int64(l.QueueLen())
+		}
+	}
+	return n
+}
+
 // close closes every store; each lets its accepted commands finish first.
 func (st *stores) close() {
 	for _, c := range st.closers {

@@ -193,10 +193,13 @@ func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb
 		}
 		out.TotalBalance, out.MinBalance, out.Accounts, out.Transfers = sum.Total, sum.MinBalance, sum.Accounts, sum.Seq
 		out.CounterValue, out.KvKeys = v, n.Version
-		out.QueueHighWater = s.st.queueHighWater()
+		out.QueueHighWater, out.QueueLen = s.st.queueHighWater(), s.st.queueLen()
 	}
+	out.Design = s.mode.design
 	ws := s.m.read()
 	out.WindowSeconds, out.Requests, out.CpuSeconds, out.GcCycles = ws.seconds, ws.requests, ws.cpu, ws.gc
+	out.SchedLatencyCount, out.SchedLatencyP50Ns, out.SchedLatencyP99Ns = ws.schedCount, ws.schedP50, ws.schedP99
+	out.MutexWaitSeconds = ws.mutexWait
 	out.RssBytes, out.Goroutines = rssBytes(), goroutines()
 	out.RpcCounts = make(map[string]*pb.RpcCount, len(ws.rpcs))
 	for name, byCode := range ws.rpcs {
