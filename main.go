@@ -10,11 +10,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/workload"
@@ -41,7 +45,9 @@ func main() {
 // run serves until ctx ends (SIGINT, SIGTERM), then stops gracefully. It
 // prints one line to stderr once it listens —
 // "locklab: mode=<mode> listening on <host:port>" — which tools parse to
-// find a server started on port 0, and nothing per request.
+// find a server started on port 0, and nothing per request. With
+// -metrics-addr a second line follows:
+// "locklab: mode=<mode> metrics on http://<host:port>/metrics".
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("locklab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -53,6 +59,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		scenario = fs.String("scenario", "A", "bank scenario at start: A (all funded), B (even ids at 0), C (all at 0)")
 		grace    = fs.Duration("grace", 5*time.Second, "on SIGINT/SIGTERM, how long RPCs in flight may finish before they are cancelled")
 		sample   = fs.Uint64("sample-every", server.DefaultSampleEvery, "measure the store time of one command in N, chosen at random (a power of two; 1: every command)")
+		metrics  = fs.String("metrics-addr", "", "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: locklab -mode MODE [flags]\n\nmodes:\n")
@@ -88,11 +95,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if *balance <= 0 {
 		return usage("-balance %d: want > 0", *balance)
 	}
-	srv, err := server.New(server.Config{
+	cfg := server.Config{
 		Mode:        *mode,
 		Bank:        workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
 		SampleEvery: *sample,
-	})
+	}
+	var reg *prometheus.Registry
+	if *metrics != "" {
+		a, err := loopbackIfBare(*metrics)
+		if err != nil {
+			return usage("-metrics-addr %q: %v", *metrics, err)
+		}
+		*metrics = a
+		reg = server.NewMetricsRegistry()
+		cfg.Metrics = reg
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -101,22 +119,78 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		srv.Stop(context.Background())
 		return err
 	}
+	var mlis net.Listener
+	if reg != nil {
+		if mlis, err = net.Listen("tcp", *metrics); err != nil {
+			_ = lis.Close()
+			srv.Stop(context.Background())
+			return fmt.Errorf("-metrics-addr: %w", err)
+		}
+	}
 	fmt.Fprintf(stderr, "locklab: mode=%s listening on %s\n", *mode, lis.Addr())
+	if mlis != nil {
+		fmt.Fprintf(stderr, "locklab: mode=%s metrics on http://%s/metrics\n", *mode, mlis.Addr())
+	}
 
-	served := make(chan error, 1)
+	// Both servers report on one channel; run waits for as many answers as
+	// it started servers.
+	served := make(chan error, 2)
+	running := 1
 	go func() { served <- srv.Serve(lis) }() // owned by run: joined below
+	var hs *http.Server
+	if mlis != nil {
+		hs = &http.Server{Handler: server.MetricsHandler(reg), ReadHeaderTimeout: 10 * time.Second}
+		running++
+		go func() { // owned by run: joined below
+			if err := hs.Serve(mlis); !errors.Is(err, http.ErrServerClosed) {
+				served <- err
+				return
+			}
+			served <- nil
+		}()
+	}
+	var failed error
 	select {
-	case err := <-served: // the listener failed
-		srv.Stop(context.Background())
-		return err
+	case failed = <-served: // a listener failed
+		running--
 	case <-ctx.Done():
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	if hs != nil {
+		// /debug/pprof/profile and trace may run for seconds: they get the
+		// same grace as RPCs, then are cut.
+		if err := hs.Shutdown(stopCtx); err != nil {
+			_ = hs.Close()
+		}
+	}
 	srv.Stop(stopCtx)
-	if err := <-served; err != nil {
-		return err
+	for ; running > 0; running-- {
+		failed = errors.Join(failed, <-served)
+	}
+	if failed != nil {
+		return failed
 	}
 	fmt.Fprintf(stderr, "locklab: mode=%s stopped\n", *mode)
 	return nil
+}
+
+// loopbackIfBare turns a bare port ("9090" or ":9090") into 127.0.0.1:port,
+// so that the metrics and profiles are not served beyond this machine unless
+// a host is named ("0.0.0.0:9090").
+func loopbackIfBare(addr string) (string, error) {
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("port %q: want a number 0..65535", port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
 }

@@ -279,7 +279,8 @@ func (m *metrics) read() windowStats {
 				continue
 			}
 			mx := float64(w.max[wl][op].Load())
-			q := func(q float64) float64 { return quantile(h, q, mx/1e9) * 1e9 }
+			// Capped in nanoseconds, not seconds: mx/1e9*1e9 need not be mx.
+			q := func(q float64) float64 { return math.Min(quantile(h, q, math.Inf(1))*1e9, mx) }
 			ws.latency = append(ws.latency, latencyStats{
 				workload: workloadNames[wl], op: opName(wl, op), count: h.GetSampleCount(),
 				p50: q(0.5), p90: q(0.9), p99: q(0.99), p999: q(0.999),

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -187,29 +186,16 @@ func TestStatsRuntime(t *testing.T) {
 	}
 	ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0)
 
-	const hold = 20 * time.Millisecond
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for range 4 {
-		wg.Go(func() {
-			for range 3 {
-				mu.Lock()
-				time.Sleep(hold) // the others wait on mu meanwhile
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	const want = 50 * time.Millisecond
+	contend(t, want)
 	s := ts.stats(t)
 	assert.Equal(t, "mutex", s.GetDesign())
-	assert.GreaterOrEqual(t, s.GetMutexWaitSeconds(), (4 * hold).Seconds(), "12 holds of 20 ms with 3 waiters each time")
+	assert.GreaterOrEqual(t, s.GetMutexWaitSeconds(), want.Seconds(), "the contention made in the window")
 	assert.Positive(t, s.GetSchedLatencyCount(), "goroutines were scheduled")
 	assert.Positive(t, s.GetSchedLatencyP99Ns())
 	assert.LessOrEqual(t, s.GetSchedLatencyP50Ns(), s.GetSchedLatencyP99Ns())
 
 	ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0)
 	s2 := ts.stats(t)
-	assert.Less(t, s2.GetMutexWaitSeconds(), hold.Seconds(), "a new window: the contention above is not in it")
+	assert.Less(t, s2.GetMutexWaitSeconds(), want.Seconds(), "a new window: the contention above is not in it")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -40,6 +42,11 @@ type Config struct {
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
 	// command).
 	SampleEvery uint64
+	// Metrics, if set, gets the server's Prometheus collectors: the gRPC
+	// server metrics (their interceptor is installed only then), the store
+	// latency and, for owner designs, the queue gauges. Use a registry from
+	// NewMetricsRegistry and serve it with MetricsHandler.
+	Metrics prometheus.Registerer
 }
 
 // Server is the gRPC server of one mode.
@@ -83,9 +90,27 @@ func New(cfg Config) (*Server, error) {
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
 		return nil, err // noop refuses the flags the others refuse
 	}
+	unary := []grpc.UnaryServerInterceptor{m.unary}
+	var gm *grpcprom.ServerMetrics
+	if cfg.Metrics != nil {
+		gm = grpcMetrics()
+		collected := []prometheus.Collector{gm, m.storeSeconds}
+		if s.st != nil && len(s.st.queues) > 0 {
+			collected = append(collected, queueCollectors(s.st)...)
+		}
+		for _, c := range collected {
+			if err := cfg.Metrics.Register(c); err != nil {
+				if s.st != nil {
+					s.st.close()
+				}
+				return nil, fmt.Errorf("metrics: %w", err)
+			}
+		}
+		unary = append([]grpc.UnaryServerInterceptor{gm.UnaryServerInterceptor()}, unary...)
+	}
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
-		grpc.ChainUnaryInterceptor(m.unary),
+		grpc.ChainUnaryInterceptor(unary...),
 		// Stop returns only once every handler has returned, so the stores
 		// are closed after their last caller.
 		grpc.WaitForHandlers(true),
@@ -102,6 +127,9 @@ func New(cfg Config) (*Server, error) {
 	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: mode, st: s.st, m: m, sampleEvery: cfg.SampleEvery})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
+	if gm != nil {
+		gm.InitializeMetrics(s.grpc)
+	}
 	for _, sd := range services[:4] {
 		s.health.SetServingStatus(sd.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"net/http"
+	"net/http/pprof"
+	"regexp"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// The series /metrics serves that locklab's own code or configuration
+// names (docs/operations.md lists them with their meaning). Tests and docs
+// take the names from here.
+const (
+	// From go-grpc-middleware's Prometheus provider.
+	MetricGRPCHandled      = "grpc_server_handled_total"
+	MetricGRPCHandlingTime = "grpc_server_handling_seconds"
+	// The store time of data RPCs' commands, the same histograms GetStats
+	// reads its window from (storeSecondsName).
+	MetricStoreSeconds = storeSecondsName
+	// Owner designs only: the largest queue length of the current GetStats
+	// window (AdminService/Reset starts a new one) and the commands waiting
+	// now, over all the mode's stores.
+	MetricQueueHighWater = "locklab_queue_high_water"
+	MetricQueueDepth     = "locklab_queue_depth"
+	// The runtime's /sched/latencies:seconds and
+	// /sync/mutex/wait/total:seconds, through the Go collector.
+	MetricSchedLatencies = "go_sched_latencies_seconds"
+	MetricMutexWait      = "go_sync_mutex_wait_total_seconds_total"
+)
+
+// NewMetricsRegistry returns a registry holding the process-wide collectors:
+// the Go collector, with the runtime's scheduling-latency histogram and
+// mutex wait besides its defaults, and the process collector. Pass it as
+// Config.Metrics to add the server's own, and serve it with MetricsHandler.
+// It is not the global registry: a process may hold several servers (tests
+// do), each with its own.
+func NewMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile("^(" + regexp.QuoteMeta(rtSchedLatencies) + "|" + regexp.QuoteMeta(rtMutexWait) + ")$")},
+		)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// MetricsHandler serves g on /metrics and the runtime profiles of
+// net/http/pprof under /debug/pprof/, on a mux of its own (not
+// http.DefaultServeMux, where importing net/http/pprof registers them).
+func MetricsHandler(g prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // also serves heap, goroutine, block, mutex, allocs...
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// grpcMetrics are the gRPC server metrics of go-grpc-middleware's provider:
+// started and handled totals by method and code, and handling time.
+//
+// Its interceptor runs on every RPC, so what it costs matters: per call it
+// looks up the label set's counters in the Vec's map under a read lock, an
+// atomic add on one shared word that never waits, because InitializeMetrics
+// creates every method × code label set before the first call (a writer
+// would only come for a label set not created). That is the cost class of the
+// server's own atomic counters, outside any design's critical section; and
+// it is only there when -metrics-addr is given.
+func grpcMetrics() *grpcprom.ServerMetrics {
+	return grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
+		// 50 µs to ~13 s by ×2: the loopback RPCs here take 100 µs to tens of ms.
+		grpcprom.WithHistogramBuckets(prometheus.ExponentialBuckets(50e-6, 2, 19)),
+	))
+}
+
+// queueCollectors are the queue gauges of an owner design's stores, read at
+// scrape time: the request path pays nothing for them.
+func queueCollectors(st *stores) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: MetricQueueHighWater,
+			Help: "Largest queue length an owner goroutine saw since the last AdminService/Reset, over the mode's stores.",
+		}, func() float64 { return float64(st.queueHighWater()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: MetricQueueDepth,
+			Help: "Commands waiting in the owner goroutines' queues now, over the mode's stores.",
+		}, func() float64 { return float64(st.queueLen()) }),
+	}
+}
