@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,12 +28,19 @@ import (
 // errUsage marks errors in the command line: exit status 2, as flag does.
 var errUsage = errors.New("usage")
 
+// errVersion is run's answer to -version: main prints the version to stdout
+// and exits 0, as it does for -h.
+var errVersion = errors.New("version requested")
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stderr)
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errVersion):
+		fmt.Println(version())
 		os.Exit(0)
 	case errors.Is(err, errUsage):
 		os.Exit(2)
@@ -59,6 +67,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		scenario = fs.String("scenario", "A", "bank scenario at start: A (all funded), B (even ids at 0), C (all at 0)")
 		grace    = fs.Duration("grace", 5*time.Second, "on SIGINT/SIGTERM, how long RPCs in flight may finish before they are cancelled")
 		sample   = fs.Uint64("sample-every", server.DefaultSampleEvery, "measure the store time of one command in N, chosen at random (a power of two; 1: every command)")
+		showVer  = fs.Bool("version", false, "print the version (module, VCS revision, Go) and exit")
 		metrics  = fs.String("metrics-addr", "", "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
 	)
 	fs.Usage = func() {
@@ -74,6 +83,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 		return errUsage // flag has printed the error and the usage
+	}
+	if *showVer {
+		return errVersion
 	}
 	usage := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "locklab: "+format+"\n", a...)
@@ -173,6 +185,39 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "locklab: mode=%s stopped\n", *mode)
 	return nil
+}
+
+// version describes the build from what the Go toolchain recorded in it:
+// the module version ("(devel)" for a build from a checkout), the VCS
+// revision and time when the build stamped them (not with -buildvcs=false),
+// and the Go version.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "locklab (no build information)"
+	}
+	v := "locklab " + bi.Main.Version
+	var rev, at, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		v += " " + rev
+		if modified == "true" {
+			v += "+dirty"
+		}
+		if at != "" {
+			v += " " + at
+		}
+	}
+	return v + " " + bi.GoVersion
 }
 
 // loopbackIfBare turns a bare port ("9090" or ":9090") into 127.0.0.1:port,

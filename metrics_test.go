@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -152,4 +155,22 @@ func TestMetricsAddrErrors(t *testing.T) {
 			assert.NotContains(t, out, "listening on")
 		})
 	}
+}
+
+// TestVersion: -version prints one line naming the module version and the
+// Go version to stdout and exits 0, whatever else is on the command line.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"-version"}, {"-version", "-mode", "nosuch"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd := exec.Command(serverBin, args...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+			assert.Regexp(t, `^locklab \S+ .*go1\.\d+.*\n$`, stdout.String())
+			assert.Empty(t, stderr.String())
+		})
+	}
+	err := run(context.Background(), []string{"-version"}, io.Discard)
+	assert.ErrorIs(t, err, errVersion)
+	assert.Equal(t, "locklab", strings.Fields(version())[0])
 }

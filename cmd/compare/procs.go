@@ -141,7 +141,7 @@ func runK6(ctx context.Context, bin, script string, env []string, logPath string
 		return k6Result{}, err
 	}
 	defer log.Close()
-	args := []string{"run", "--no-color", "--quiet"}
+	args := []string{"run", "--no-color", "--quiet", "--no-usage-report"}
 	for _, e := range env {
 		args = append(args, "-e", e)
 	}
