@@ -94,6 +94,21 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 e2e: $(BIN)/k6 ## end-to-end: every k6 script against the server in every mode, invariants checked (< 3 min)
 	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
 
+# Every native fuzz target (func FuzzX in any package), found with go test
+# -list, runs for FUZZTIME. A finding is written to the package's
+# testdata/fuzz/FuzzX/ and fails the run; commit it once fixed, and `make
+# unit` replays it with the seeds ever after. docs/operations.md, "Fuzzing".
+FUZZTIME ?= 20s
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
+	@for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
+
 # --- benchmarks ----------------------------------------------------------------
 
 $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum

@@ -44,7 +44,7 @@ type testServer struct {
 // startServer serves cfg on 127.0.0.1:0 and connects a client to it. The
 // cleanup closes the client, stops the server (a second Stop if the test
 // stopped it already: it must be harmless) and waits for Serve to return nil.
-func startServer(t *testing.T, cfg Config) *testServer {
+func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	srv, err := New(cfg)
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func startServer(t *testing.T, cfg Config) *testServer {
 // dial connects a new client to addr; the cleanup closes it. Cleanups run
 // last-in first-out, so a client dialled after startServer is closed before
 // that server stops.
-func dial(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
+func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
 	opts = append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
