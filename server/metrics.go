@@ -115,11 +115,27 @@ type metrics struct {
 	sampleMask uint64
 	// storeSeconds holds one histogram per workload op since the start,
 	// registered as storeSecondsName when the server exposes /metrics. lat
-	// are its children, looked up once here so that an Observe takes no
-	// lock (a Vec's WithLabelValues takes a read lock).
+	// are its children, each looked up once, the first time its op is
+	// measured, so that an Observe takes no lock (a Vec's WithLabelValues
+	// takes a read lock) and /metrics shows only the ops that ran (each
+	// child is 212 bucket series).
 	storeSeconds *prometheus.HistogramVec
-	lat          [numWorkloads][maxOps]prometheus.Histogram
+	lat          [numWorkloads][maxOps]atomic.Pointer[histogram]
 	win          atomic.Pointer[window]
+}
+
+// histogram boxes a Histogram for an atomic.Pointer.
+type histogram struct{ prometheus.Histogram }
+
+// histogram returns op's histogram, made on first use. Two goroutines
+// making it at once get the same child from the Vec.
+func (m *metrics) histogram(wl, op int) *histogram {
+	if h := m.lat[wl][op].Load(); h != nil {
+		return h
+	}
+	h := &histogram{m.storeSeconds.WithLabelValues(workloadNames[wl], opName(wl, op)).(prometheus.Histogram)}
+	m.lat[wl][op].Store(h)
+	return h
 }
 
 func newMetrics(methods []string, sampleEvery uint64) *metrics {
@@ -133,11 +149,6 @@ func newMetrics(methods []string, sampleEvery uint64) *metrics {
 		// Classic buckets: GetStats reads its window quantiles from them.
 		Buckets: latencyBuckets(),
 	}, []string{"workload", "op"})
-	for wl := range m.lat {
-		for op := range m.lat[wl] {
-			m.lat[wl][op] = m.storeSeconds.WithLabelValues(workloadNames[wl], opName(wl, op)).(prometheus.Histogram)
-		}
-	}
 	m.newWindow()
 	return m
 }
@@ -158,7 +169,10 @@ func (m *metrics) newWindow() {
 	}
 	for wl := range w.lat0 {
 		for op := range w.lat0[wl] {
-			w.lat0[wl][op] = histogramOf(m.lat[wl][op])
+			w.lat0[wl][op] = &dto.Histogram{} // a histogram made later starts in this window
+			if h := m.lat[wl][op].Load(); h != nil {
+				w.lat0[wl][op] = histogramOf(h)
+			}
 		}
 	}
 	m.win.Store(w)
@@ -219,7 +233,7 @@ func (s *measured[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 	r, err := s.inner.Do(ctx, cmd)
 	d := time.Since(t0)
 	if op := s.op(cmd); op >= 0 && op < maxOps {
-		s.m.lat[s.wl][op].Observe(d.Seconds())
+		s.m.histogram(s.wl, op).Observe(d.Seconds())
 		observeMax(&s.m.win.Load().max[s.wl][op], d)
 	}
 	return r, err
@@ -274,7 +288,11 @@ func (m *metrics) read() windowStats {
 	}
 	for wl := range m.lat {
 		for op := range m.lat[wl] {
-			h := since(histogramOf(m.lat[wl][op]), w.lat0[wl][op])
+			l := m.lat[wl][op].Load()
+			if l == nil {
+				continue
+			}
+			h := since(histogramOf(l), w.lat0[wl][op])
 			if h.GetSampleCount() == 0 {
 				continue
 			}
