@@ -67,8 +67,9 @@ func MetricsHandler(g prometheus.Gatherer) http.Handler {
 // started and handled totals by method and code, and handling time.
 //
 // Its interceptor runs on every RPC, so what it costs matters: per call it
-// looks up the label set's counters in the Vec's map under a read lock, an
-// atomic add on one shared word that never waits, because InitializeMetrics
+// looks up five label sets (started, received, sent, handled, handling
+// time), each in its Vec's map under a read lock, an atomic add on a shared
+// word that never waits, because InitializeMetrics
 // creates every method × code label set before the first call (a writer
 // would only come for a label set not created). That is the cost class of the
 // server's own atomic counters, outside any design's critical section; and
