@@ -22,25 +22,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
 )
 
 // errUsage marks errors in the command line: exit status 2, as flag does.
 var errUsage = errors.New("usage")
 
-// errVersion is run's answer to -version: main prints the version to stdout
-// and exits 0, as it does for -h.
-var errVersion = errors.New("version requested")
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0)
-	case errors.Is(err, errVersion):
-		fmt.Println(version())
 		os.Exit(0)
 	case errors.Is(err, errUsage):
 		os.Exit(2)
@@ -56,7 +50,7 @@ func main() {
 // find a server started on port 0, and nothing per request. With
 // -metrics-addr a second line follows:
 // "locklab: mode=<mode> metrics on http://<host:port>/metrics".
-func run(ctx context.Context, args []string, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("locklab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -67,13 +61,28 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		scenario = fs.String("scenario", "A", "bank scenario at start: A (all funded), B (even ids at 0), C (all at 0)")
 		grace    = fs.Duration("grace", 5*time.Second, "on SIGINT/SIGTERM, how long RPCs in flight may finish before they are cancelled")
 		sample   = fs.Uint64("sample-every", server.DefaultSampleEvery, "measure the store time of one command in N, chosen at random (a power of two; 1: every command)")
+		queue    = fs.Int("queue-size", store.DefaultQueueSize, "owner designs: capacity of each owner's queue")
+		batch    = fs.Int("batch-limit", store.DefaultBatchLimit, "inputQ-batch: commands applied (and committed) per batch")
+		shards   = fs.Int("shards", store.DefaultShards, "sharded designs: shard count")
+		list     = fs.Bool("list-modes", false, "print the modes, one per line with the workloads each serves, and exit")
 		showVer  = fs.Bool("version", false, "print the version (module, VCS revision, Go) and exit")
 		metrics  = fs.String("metrics-addr", "", "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: locklab -mode MODE [flags]\n\nmodes:\n")
 		for _, m := range server.Modes() {
-			fmt.Fprintf(stderr, "  %-8s %s\n", m.Name, m.Doc)
+			fmt.Fprintf(stderr, "  %-15s %s\n", m.Name, m.Doc)
+			if d, ok := m.Design(); ok {
+				var unserved []string
+				for _, wl := range server.Workloads() {
+					if !m.Serves(wl) {
+						unserved = append(unserved, wl)
+					}
+				}
+				if len(unserved) > 0 {
+					fmt.Fprintf(stderr, "  %-15s (serves no %s: needs %s)\n", "", strings.Join(unserved, ", "), d.Needs)
+				}
+			}
 		}
 		fmt.Fprintf(stderr, "\nflags:\n")
 		fs.PrintDefaults()
@@ -85,7 +94,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return errUsage // flag has printed the error and the usage
 	}
 	if *showVer {
-		return errVersion
+		fmt.Fprintln(stdout, version())
+		return nil
+	}
+	if *list {
+		for _, m := range server.Modes() {
+			line := []string{m.Name}
+			for _, wl := range server.Workloads() {
+				if m.Serves(wl) {
+					line = append(line, wl)
+				}
+			}
+			fmt.Fprintln(stdout, strings.Join(line, " "))
+		}
+		return nil
 	}
 	usage := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "locklab: "+format+"\n", a...)
@@ -107,10 +129,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if *balance <= 0 {
 		return usage("-balance %d: want > 0", *balance)
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"queue-size", *queue}, {"batch-limit", *batch}, {"shards", *shards}} {
+		if f.v < 0 {
+			return usage("-%s %d: want >= 0", f.name, f.v)
+		}
+	}
 	cfg := server.Config{
 		Mode:        *mode,
 		Bank:        workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
 		SampleEvery: *sample,
+		Store:       store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
 	}
 	var reg *prometheus.Registry
 	if *metrics != "" {

@@ -173,7 +173,8 @@ func TestVersion(t *testing.T) {
 			assert.Empty(t, stderr.String())
 		})
 	}
-	err := run(context.Background(), []string{"-version"}, io.Discard)
-	assert.ErrorIs(t, err, errVersion)
+	var stdout strings.Builder
+	require.NoError(t, run(context.Background(), []string{"-version"}, &stdout, io.Discard))
+	assert.Equal(t, version()+"\n", stdout.String())
 	assert.Equal(t, "locklab", strings.Fields(version())[0])
 }
