@@ -199,3 +199,17 @@ func TestStatsRuntime(t *testing.T) {
 	s2 := ts.stats(t)
 	assert.Less(t, s2.GetMutexWaitSeconds(), want.Seconds(), "a new window: the contention above is not in it")
 }
+
+// TestStatsDesign: GetStats names the mode's registry design, "" for noop,
+// and an idle owner design has nothing queued.
+func TestStatsDesign(t *testing.T) {
+	for _, m := range Modes() {
+		t.Run(m.Name, func(t *testing.T) {
+			s := startServer(t, Config{Mode: m.Name}).stats(t)
+			d, ok := m.Design()
+			assert.Equal(t, ok, s.GetStoreBacked())
+			assert.Equal(t, d.Name, s.GetDesign())
+			assert.Zero(t, s.GetQueueLen(), "no load: nothing waits")
+		})
+	}
+}
