@@ -42,7 +42,7 @@ func csChart(d *Data) ([]byte, error) {
 		return nil, nil
 	}
 	const panelW, h = 13 * vg.Centimeter, 11 * vg.Centimeter
-	c := vgimg.NewWith(vgimg.UseWH(panelW*vg.Length(len(plots)), h), vgimg.UseDPI(144))
+	c := vgimg.NewWith(vgimg.UseWH(panelW*vg.Length(len(plots)), h), vgimg.UseDPI(110))
 	dc := draw.New(c)
 	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Centimeter, PadTop: 2 * vg.Millimeter,
 		PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}

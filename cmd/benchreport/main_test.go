@@ -23,7 +23,12 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if sampleReport.dir != "" {
+			os.RemoveAll(sampleReport.dir)
+		}
+		os.Exit(code)
+	}))
 }
 
 func TestExitStatus(t *testing.T) {

@@ -81,7 +81,10 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 	p("\n## Which design when\n\n")
 	p("From the medians at -cpu %d; \"p\" is the Mann-Whitney U test of the fastest against the next.\n\n", cpu)
 	for _, s := range whichDesignWhen(d) {
-		p("- %s\n", s)
+		p("- **%s**\n  - %s\n", s.Op, s.ByPar)
+		if s.ByWork != "" {
+			p("  - %s\n", s.ByWork)
+		}
 	}
 
 	p("\n## Time per command\n\n")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,15 +67,41 @@ func median(t *testing.T, xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// writeSample runs the command on the sample into a fresh folder.
-func writeSample(t *testing.T, withRaw bool) (dir, md string) {
+// sampleReport is the report of the sample, rendered once (the chart takes
+// seconds under -race) and removed by TestMain.
+var sampleReport struct {
+	once    sync.Once
+	dir, md string
+	err     error
+}
+
+// readSample returns the sample's report; tests must not change its folder.
+func readSample(t *testing.T) (dir, md string) {
+	t.Helper()
+	r := &sampleReport
+	r.once.Do(func() {
+		if r.dir, r.err = os.MkdirTemp("", "benchreport-sample-"); r.err != nil {
+			return
+		}
+		if r.err = run(config{Out: r.dir, Command: "make bench-store", Input: samplePath}, nil); r.err != nil {
+			return
+		}
+		var b []byte
+		b, r.err = os.ReadFile(filepath.Join(r.dir, reportFile))
+		r.md = string(b)
+	})
+	require.NoError(t, r.err)
+	return r.dir, r.md
+}
+
+// writeSampleWithRaw runs the command on the sample into a fresh folder
+// that holds the raw output too, as make bench-store leaves it.
+func writeSampleWithRaw(t *testing.T) (dir, md string) {
 	t.Helper()
 	dir = t.TempDir()
-	if withRaw {
-		raw, err := os.ReadFile(samplePath)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, rawFile), raw, 0o644))
-	}
+	raw, err := os.ReadFile(samplePath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rawFile), raw, 0o644))
 	require.NoError(t, run(config{Out: dir, Command: "make bench-store", Input: samplePath}, nil))
 	b, err := os.ReadFile(filepath.Join(dir, reportFile))
 	require.NoError(t, err)
@@ -110,7 +137,7 @@ func table(t *testing.T, md, heading string) (header []string, rows [][]string) 
 }
 
 func TestReportTables(t *testing.T) {
-	_, md := writeSample(t, false)
+	_, md := readSample(t)
 	raw := readRaw(t, samplePath)
 	tests := []struct {
 		op     string
@@ -147,7 +174,7 @@ func TestReportTables(t *testing.T) {
 }
 
 func TestReportTargetsFromData(t *testing.T) {
-	_, md := writeSample(t, false)
+	_, md := readSample(t)
 	raw := readRaw(t, samplePath)
 	med := func(design, op string) float64 {
 		rr := raw[design+" "+op+" 64 0s 2"]
@@ -225,7 +252,7 @@ func mapsKeys(m map[string]bool) func(func(string) bool) {
 }
 
 func TestReportChart(t *testing.T) {
-	dir, md := writeSample(t, false)
+	dir, md := readSample(t)
 	f, err := os.Open(filepath.Join(dir, chartFile))
 	require.NoError(t, err)
 	defer f.Close()
@@ -276,7 +303,12 @@ func TestReportLinksRawOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, md := writeSample(t, tt.withRaw)
+			var md string
+			if tt.withRaw {
+				_, md = writeSampleWithRaw(t)
+			} else {
+				_, md = readSample(t)
+			}
 			assert.Equal(t, tt.withRaw, strings.Contains(md, "]("+rawFile+")"))
 		})
 	}
@@ -308,13 +340,16 @@ func TestWhichDesignWhen(t *testing.T) {
 	d, err := parse(strings.NewReader(benchText(true, lines...)), "t")
 	require.NoError(t, err)
 	got := whichDesignWhen(d)
-	require.Len(t, got, 2, "one sentence per op")
-	assert.Contains(t, got[0], "mutex is fastest at every parallelism with work=0s")
-	assert.Contains(t, got[0], "at par=1 mutex (10.0 ns/op; combining next, 5.00× slower, p=0.002)")
-	assert.Contains(t, got[0], "at par=64 mutex (60.0 ns/op")
-	assert.Contains(t, got[0], "with work=1µs combining (1000 ns/op; mutex next, 2.00× slower")
-	assert.Contains(t, got[0], "The lead changes hands as the critical section grows (mutex → combining)")
-	assert.Contains(t, got[1], "mutex is fastest at every parallelism")
-	assert.Contains(t, got[1], "not distinguishable from combining", "10 vs 10.1 is within the noise")
-	assert.NotContains(t, got[1], "changes hands")
+	require.Len(t, got, 2, "one summary per op")
+	inc, get := got[0], got[1]
+	assert.Equal(t, opIncrement, inc.Op)
+	assert.Contains(t, inc.ByPar, "work=0s, by callers per CPU: mutex is fastest at every parallelism")
+	assert.Contains(t, inc.ByPar, "par=1: mutex (10.0 ns/op; combining next, 5.00× slower, p=0.002)")
+	assert.Contains(t, inc.ByPar, "par=64: mutex (60.0 ns/op")
+	assert.Contains(t, inc.ByWork, "work=1µs: combining (1000 ns/op; mutex next, 2.00× slower")
+	assert.Contains(t, inc.ByWork, "The fastest median changes with the critical section: mutex → combining.")
+	assert.Equal(t, "Get", get.Op)
+	assert.Contains(t, get.ByPar, "mutex is fastest at every parallelism")
+	assert.Contains(t, get.ByPar, "not distinguishable from combining", "10 vs 10.1 is within the noise")
+	assert.Empty(t, get.ByWork, "Get has one critical-section length")
 }

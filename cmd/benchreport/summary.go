@@ -65,57 +65,54 @@ func (r ranking) winner() string {
 	return s + ")"
 }
 
-// whichDesignWhen writes, per op, the fastest design at each parallelism
-// (with the shortest critical section) and at each critical-section length
-// (at the highest parallelism), all at the highest -cpu.
-func whichDesignWhen(d *Data) []string {
+// opSummary is the "which design when" of one op.
+type opSummary struct {
+	Op     string
+	ByPar  string // the fastest at each parallelism, with the shortest critical section
+	ByWork string // the fastest at each critical-section length, at the highest parallelism; "" if one length
+}
+
+// whichDesignWhen ranks the designs of every op at the highest -cpu: at
+// each parallelism with the shortest critical section, and at each
+// critical-section length with the highest parallelism.
+func whichDesignWhen(d *Data) []opSummary {
 	cpu := d.MaxCPU()
-	var out []string
+	var out []opSummary
 	for _, op := range d.Ops {
 		works := d.worksOf(op)
-		var byPar []string
-		same := true
-		var first string
+		var byPar, parWinners []string
 		for _, par := range d.Pars {
-			r := d.rank(op, par, works[0], cpu)
-			if len(r.names) == 0 {
-				continue
+			if r := d.rank(op, par, works[0], cpu); len(r.names) > 0 {
+				parWinners = append(parWinners, r.names[0])
+				byPar = append(byPar, fmt.Sprintf("par=%d: %s", par, r.winner()))
 			}
-			if first == "" {
-				first = r.names[0]
-			}
-			same = same && r.names[0] == first
-			byPar = append(byPar, fmt.Sprintf("at par=%d %s", par, r.winner()))
 		}
 		if len(byPar) == 0 {
 			continue
 		}
-		var s strings.Builder
-		fmt.Fprintf(&s, "**%s**: ", op)
-		if same && len(byPar) > 1 {
-			fmt.Fprintf(&s, "%s is fastest at every parallelism with work=%v — ", first, works[0])
-		} else {
-			fmt.Fprintf(&s, "with work=%v the fastest is, ", works[0])
+		sum := opSummary{Op: op}
+		sum.ByPar = fmt.Sprintf("work=%v, by callers per CPU: ", works[0])
+		if len(parWinners) > 1 && len(slices.Compact(slices.Clone(parWinners))) == 1 {
+			sum.ByPar += fmt.Sprintf("%s is fastest at every parallelism — ", parWinners[0])
 		}
-		s.WriteString(strings.Join(byPar, "; ") + ".")
+		sum.ByPar += strings.Join(byPar, "; ") + "."
 		if len(works) > 1 {
 			top := d.Pars[len(d.Pars)-1]
-			var byWork []string
-			var winners []string
+			var byWork, winners []string
 			for _, w := range works {
-				r := d.rank(op, top, w, cpu)
-				if len(r.names) == 0 {
-					continue
+				if r := d.rank(op, top, w, cpu); len(r.names) > 0 {
+					winners = append(winners, r.names[0])
+					byWork = append(byWork, fmt.Sprintf("work=%v: %s", w, r.winner()))
 				}
-				winners = append(winners, r.names[0])
-				byWork = append(byWork, fmt.Sprintf("with work=%v %s", w, r.winner()))
 			}
-			fmt.Fprintf(&s, " At par=%d the fastest is, %s.", top, strings.Join(byWork, "; "))
+			sum.ByWork = fmt.Sprintf("par=%d, by critical section: %s.", top, strings.Join(byWork, "; "))
 			if len(slices.Compact(slices.Clone(winners))) > 1 {
-				fmt.Fprintf(&s, " The lead changes hands as the critical section grows (%s).", strings.Join(slices.Compact(winners), " → "))
+				sum.ByWork += fmt.Sprintf(" The fastest median changes with the critical section: %s.", strings.Join(slices.Compact(winners), " → "))
+			} else if len(winners) > 1 {
+				sum.ByWork += fmt.Sprintf(" %s leads at every length.", winners[0])
 			}
 		}
-		out = append(out, s.String())
+		out = append(out, sum)
 	}
 	return out
 }
