@@ -353,3 +353,28 @@ func TestWhichDesignWhen(t *testing.T) {
 	assert.Contains(t, get.ByPar, "not distinguishable from combining", "10 vs 10.1 is within the noise")
 	assert.Empty(t, get.ByWork, "Get has one critical-section length")
 }
+
+func TestCell(t *testing.T) {
+	d, err := parse(strings.NewReader(benchText(true,
+		benchLine{design: designMutex, op: "Put", par: 1, cpu: 2, ns: six(10)},
+		benchLine{design: designMutex, op: "Put", par: 64, cpu: 2, ns: six(20)},
+		benchLine{design: designSharded, op: "Put", par: 1, cpu: 2, ns: six(10)},
+		benchLine{design: designCombining, op: opIncrement, par: 1, cpu: 2, ns: []float64{7, 8, 9}},
+	)), "t")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		k    row
+		want string
+	}{
+		{"median ± 95% interval", row{Design: designMutex, Op: "Put", Par: 1, CPU: 2}, "10.0 ± 20%"},
+		{"too few runs for an interval", row{Design: designCombining, Op: opIncrement, Par: 1, CPU: 2}, "8.00 ± ∞"},
+		{"row missing", row{Design: designSharded, Op: "Put", Par: 64, CPU: 2}, "–"},
+		{"design never ran the op", row{Design: designCombining, Op: "Put", Par: 1, CPU: 2}, "n/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, d.cell(tt.k))
+		})
+	}
+}
