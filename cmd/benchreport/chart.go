@@ -77,6 +77,7 @@ func csPanel(d *Data, op string) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = -0.3, float64(len(works))-0.7
 	p.Add(plotter.NewGrid())
 	drawn := 0
+	yMin, yMax := math.Inf(1), math.Inf(-1)
 	for i, design := range d.Designs {
 		var pts errPoints
 		for x, w := range works {
@@ -89,6 +90,7 @@ func csPanel(d *Data, op string) (*plot.Plot, error) {
 			if !math.IsInf(s.Summary.Lo, 0) && !math.IsInf(s.Summary.Hi, 0) {
 				lo, hi = m-s.Summary.Lo, s.Summary.Hi-m
 			}
+			yMin, yMax = min(yMin, m-lo), max(yMax, m+hi)
 			pts.XYs = append(pts.XYs, plotter.XY{X: float64(x), Y: m})
 			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{lo, hi})
 		}
@@ -99,10 +101,12 @@ func csPanel(d *Data, op string) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Colour and shape follow the design's column, so a design looks
-		// the same in both panels.
+		// Colour, dashes and shape follow the design's column, so a design
+		// looks the same in both panels; the palette has 7 colours, so the
+		// 8th design on is dashed.
 		c := plotutil.Color(i)
 		line.Color, points.Color = c, c
+		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
 		points.Shape = plotutil.Shape(i)
 		bars, err := plotter.NewYErrorBars(pts)
 		if err != nil {
@@ -116,7 +120,14 @@ func csPanel(d *Data, op string) (*plot.Plot, error) {
 	if drawn == 0 {
 		return nil, nil
 	}
-	// Time grows with the work, so the top left is where lines are not.
+	// The legend (one row per design) gets the top third of the panel to
+	// itself: the y range is stretched upwards by half the data's span on
+	// the log scale, so no line runs under it whatever the data.
+	if yMax <= yMin {
+		yMin, yMax = yMin/2, yMax*2
+	}
+	p.Y.Min = yMin / 1.2
+	p.Y.Max = yMax * math.Pow(yMax/yMin, 0.5)
 	p.Legend.Top, p.Legend.Left = true, true
 	return p, nil
 }

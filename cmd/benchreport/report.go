@@ -50,7 +50,7 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 		facts = append(facts, "the input has no goos/goarch/cpu header")
 	}
 	p("- Machine (from the benchmark header): %s\n", strings.Join(facts, ", "))
-	p("- GOMAXPROCS (-cpu): %s; %d benchmark lines, %s runs per row\n", joinInts(d.CPUs), d.Results, d.runCounts())
+	p("- GOMAXPROCS (-cpu): %s; %d benchmark lines; runs per row: %s\n", joinInts(d.CPUs), d.Results, d.runCounts())
 	p("- Designs, as columns in registry order:\n")
 	for _, name := range d.Designs {
 		doc := "not in the registry"

@@ -234,6 +234,11 @@ func zeroAllocs(d *Data) target {
 		for _, o := range offenders {
 			names = append(names, fmt.Sprintf("%s %s (up to %g)", o.Design, o.Op, o.Max))
 		}
+		// The Allocations section lists them all; the table cell stays short.
+		const shown = 6
+		if len(names) > shown {
+			names = append(names[:shown], fmt.Sprintf("%d more", len(names)-shown))
+		}
 		t.Detail = fmt.Sprintf("%d design × op pairs allocate: %s; see Allocations", len(offenders), strings.Join(names, ", "))
 	}
 	return t
