@@ -230,6 +230,24 @@ func zeroAllocs(d *Data) target {
 		t.Detail = "every run of every design and op: 0 allocs/op"
 	default:
 		t.Verdict = notMet
+		// An op that allocates in every design that serves it allocates in
+		// the machine (kv copies values in and out), not in a design.
+		byOp := map[string]int{}
+		for _, o := range offenders {
+			byOp[o.Op]++
+		}
+		var everywhere []string
+		for _, op := range d.Ops {
+			n := 0
+			for _, design := range d.Designs {
+				if len(d.rowsOf(design, op)) > 0 {
+					n++
+				}
+			}
+			if n > 0 && byOp[op] == n {
+				everywhere = append(everywhere, op)
+			}
+		}
 		var names []string
 		for _, o := range offenders {
 			names = append(names, fmt.Sprintf("%s %s (up to %g)", o.Design, o.Op, o.Max))
@@ -240,6 +258,9 @@ func zeroAllocs(d *Data) target {
 			names = append(names[:shown], fmt.Sprintf("%d more", len(names)-shown))
 		}
 		t.Detail = fmt.Sprintf("%d design × op pairs allocate: %s; see Allocations", len(offenders), strings.Join(names, ", "))
+		if len(everywhere) > 0 {
+			t.Detail += fmt.Sprintf(" (%s allocate in every design that serves them: the machine's own copies of values, not a design's)", strings.Join(everywhere, ", "))
+		}
 	}
 	return t
 }
