@@ -164,3 +164,6 @@ func (d *Machine[C, R]) ShardsOf(cmd C) (a, b int) {
 
 // Capabilities reports the inner machine's capabilities but CapAtomic.
 func (d *Machine[C, R]) Capabilities() store.Capability { return d.caps }
+
+// Log is the machine's write-ahead log.
+func (d *Machine[C, R]) Log() *wal.Log { return d.log }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -100,6 +101,10 @@ type Log struct {
 	file  *os.File // the newest segment, open for appending
 	index uint64   // its index
 	err   error    // sticky: after a failed write or fdatasync nothing is durable any more
+
+	// syncs and appended count fdatasyncs of appended records and records
+	// appended, since Open (Stats).
+	syncs, appended atomic.Uint64
 
 	// mu guards the in-memory tail; Append takes only mu.
 	mu      sync.Mutex
@@ -440,6 +445,7 @@ func (l *Log) Append(record []byte) {
 	default:
 		l.buf = appendRecord(l.buf, record)
 		l.records++
+		l.appended.Add(1)
 	}
 }
 
@@ -489,6 +495,7 @@ func (l *Log) syncLocked() error {
 	if err := fdatasync(l.file); err != nil {
 		return l.fail(fmt.Errorf("wal: fdatasync %s: %w", segName(l.index), err))
 	}
+	l.syncs.Add(1)
 	l.giveBack(out)
 	return nil
 }
@@ -585,6 +592,10 @@ func (l *Log) Close() error {
 	}
 	return err
 }
+
+// Stats returns how many fdatasyncs Sync ran (one per Sync that had records
+// to write) and how many records were appended, since Open.
+func (l *Log) Stats() (syncs, records uint64) { return l.syncs.Load(), l.appended.Load() }
 
 // Dir is the directory the log lives in.
 func (l *Log) Dir() string { return l.dir }

@@ -471,6 +471,9 @@ func TestConcurrentAppendSync(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	syncs, records := l.Stats()
+	assert.Equal(t, uint64(workers*each), records)
+	assert.LessOrEqual(t, syncs, uint64(workers*(each/4+1)), "a Sync with nothing new to write does not fdatasync")
 	require.NoError(t, l.Close())
 	_, r, _, _, err := open(t, dir, Options{})
 	require.NoError(t, err)
