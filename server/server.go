@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -12,6 +14,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -40,6 +43,20 @@ type Config struct {
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
 	// command).
 	SampleEvery uint64
+	// Work is the CPU work added to every state-changing command, inside
+	// the design's critical section (work.Machine); 0 adds none.
+	Work time.Duration
+	// Durability is DurabilityNone ("" too) or DurabilityWAL; with a WAL
+	// the state lives in DataDir and is recovered from it on start (the
+	// Bank config then only seeds a new directory).
+	Durability string
+	DataDir    string
+	// SnapshotEvery is how many records of a log are replayed at most on
+	// start (0: wal.DefaultSnapshotEvery).
+	SnapshotEvery int
+	// Logger receives the line a log writes when it cuts a torn tail (nil:
+	// log.Default()).
+	Logger *log.Logger
 }
 
 // Server is the gRPC server of one mode.
@@ -76,10 +93,17 @@ func New(cfg Config) (*Server, error) {
 	m := newMetrics(methods, cfg.SampleEvery)
 
 	s := &Server{mode: mode, health: health.NewServer()}
+	if d, _ := store.LookupDesign(mode.design); cfg.Durability == DurabilityWAL && mode.StoreBacked() && !d.Durable {
+		return nil, fmt.Errorf("design %s cannot be durable (-durability %s): it has no point at which to commit before answering", d.Name, DurabilityWAL)
+	}
 	if mode.StoreBacked() {
-		if s.st, err = newStores(mode.design, cfg.Bank, m); err != nil {
+		ms, err := newMachines(cfg)
+		if err != nil {
 			return nil, err
 		}
+		s.st = newStores(mode.design, ms, m)
+	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
+		return nil, fmt.Errorf("mode %s keeps no state: it cannot be durable", mode.Name)
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
 		return nil, err // noop refuses the flags the others refuse
 	}

@@ -28,3 +28,24 @@ type Committer interface{ Commit() error }
 type CapabilityReporter interface{ Capabilities() Capability }
 
 var ErrUnsupported = errors.New("store: design does not support this machine")
+
+type Design struct {
+	Name, Doc   string
+	Needs       Capability
+	Owner       bool
+	GroupCommit bool
+	Durable     bool
+}
+
+func Designs() []Design {
+	return []Design{{Name: "mutex", Durable: true}, {Name: "inputQ", Owner: true}}
+}
+
+func LookupDesign(name string) (Design, bool) {
+	for _, d := range Designs() {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Design{}, false
+}

@@ -147,30 +147,18 @@ func Open(dir string, opts Options, restore, replay func([]byte) error) (*Log, R
 	start := time.Now()
 	opts = opts.withDefaults()
 	var info RecoveryInfo
-	if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	exists, err := check(dir)
+	if err != nil {
+		return nil, info, err
+	}
+	if !exists {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, info, fmt.Errorf("wal: creating the data directory: %w", err)
+			return nil, info, fmt.Errorf("wal: creating the log directory: %w", err)
 		}
-	} else if err != nil {
-		return nil, info, fmt.Errorf("wal: %w", err)
-	} else if !fi.IsDir() {
-		return nil, info, fmt.Errorf("wal: %s is not a directory", dir)
 	}
 	segs, snaps, err := scanDir(dir)
 	if err != nil {
 		return nil, info, err
-	}
-	// Check every header before changing anything, so that a directory of
-	// another format version is refused untouched.
-	for _, i := range segs {
-		if err := checkFileHeader(filepath.Join(dir, segName(i)), segmentMagic, i, i == segs[len(segs)-1]); err != nil {
-			return nil, info, err
-		}
-	}
-	for _, i := range snaps {
-		if err := checkFileHeader(filepath.Join(dir, snapName(i)), snapshotMagic, i, false); err != nil {
-			return nil, info, err
-		}
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
@@ -187,6 +175,47 @@ func Open(dir string, opts Options, restore, replay func([]byte) error) (*Log, R
 			dir, info.BytesCut, info.CutFile, info.Snapshot, info.SnapshotBytes, info.Records, info.Duration.Round(time.Microsecond))
 	}
 	return l, info, nil
+}
+
+// Check reports, changing nothing, whether Open would refuse dir for what
+// is already there: a path that is not a directory, a directory this process
+// may not read and write, a file of another format version or not a
+// log's. A server with several logs checks them all before opening any, so
+// that a bad one leaves the others untouched too. It does not read records.
+func Check(dir string) error {
+	_, err := check(dir)
+	return err
+}
+
+func check(dir string) (exists bool, err error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("wal: %w", err)
+	}
+	if !fi.IsDir() {
+		return true, fmt.Errorf("wal: %s is not a directory", dir)
+	}
+	if err := syscall.Access(dir, 0x7); err != nil { // R_OK|W_OK|X_OK
+		return true, fmt.Errorf("wal: %s: %w (need read, write and search permission)", dir, err)
+	}
+	segs, snaps, err := scanDir(dir)
+	if err != nil {
+		return true, err
+	}
+	for _, i := range segs {
+		if err := checkFileHeader(filepath.Join(dir, segName(i)), segmentMagic, i, i == segs[len(segs)-1]); err != nil {
+			return true, err
+		}
+	}
+	for _, i := range snaps {
+		if err := checkFileHeader(filepath.Join(dir, snapName(i)), snapshotMagic, i, false); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // scanDir lists the segment and snapshot indexes in dir, ascending.

@@ -27,7 +27,7 @@ type sharded struct {
 	n int
 }
 
-func (s *sharded) SetShards(n int)              { s.n = n }
+func (s *sharded) SetShards(n int)             { s.n = n }
 func (s *sharded) ShardsOf(cmd int) (int, int) { return cmd % s.n, cmd % s.n }
 
 type atomicM struct{ plain }
