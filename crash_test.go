@@ -163,10 +163,13 @@ func (load *crashLoad) lost(ctx context.Context, conn *grpc.ClientConn, total in
 	return out
 }
 
-// kill9 kills the server without warning, as a power cut would.
+// kill9 kills the server without warning, as a power cut would, and waits
+// for it to be gone. Killing it twice is harmless.
 func (p *serverProc) kill9(t *testing.T) {
 	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		require.NoError(t, err)
+	}
 	select {
 	case <-p.exited:
 	case <-time.After(exitBudget):
@@ -181,7 +184,12 @@ func crashAndRestart(t *testing.T, mode server.Mode, args ...string) (*crashLoad
 	t.Helper()
 	args = append([]string{"-addr", "127.0.0.1:0", "-accounts", fmt.Sprint(crashAccounts)}, args...)
 	p := startServer(t, mode.Name, args...)
-	load := driveCrashLoad(t, p.addr, mode, func() { p.kill9(t) })
+	// kill runs in a load goroutine: it only sends the signal; the test
+	// goroutine waits for the exit.
+	var killErr error
+	load := driveCrashLoad(t, p.addr, mode, func() { killErr = p.cmd.Process.Signal(syscall.SIGKILL) })
+	require.NoError(t, killErr)
+	p.kill9(t)
 	load.mu.Lock()
 	defer load.mu.Unlock()
 	t.Logf("%s: %d/%d increments acknowledged/sent, %d transfers acknowledged before kill -9", mode.Name, load.incAcked, load.incSent, len(load.transfers))

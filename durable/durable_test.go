@@ -194,7 +194,8 @@ func (intCodec) Snapshot() []byte                             { return nil }
 func (intCodec) Restore([]byte) error                         { return nil }
 
 // TestCapabilities: a durable machine reports the inner machine's
-// capabilities but the lock-free path, through work decorators too.
+// capabilities but the lock-free path, and commit, through work decorators
+// too.
 func TestCapabilities(t *testing.T) {
 	tests := []struct {
 		name string
@@ -215,8 +216,8 @@ func TestCapabilities(t *testing.T) {
 			require.NoError(t, err)
 			d := New(tt.m, intCodec{}, log)
 			defer d.Close()
-			assert.Equal(t, tt.caps, d.Capabilities())
-			assert.Equal(t, tt.caps, store.CapabilitiesOf[int, int](d))
+			assert.Equal(t, tt.caps|store.CapCommit, d.Capabilities())
+			assert.Equal(t, tt.caps|store.CapCommit, store.CapabilitiesOf[int, int](d))
 			_, isAtomic := any(d).(store.Atomic[int, int])
 			assert.False(t, isAtomic, "no lock-free path under durability")
 			assert.Equal(t, tt.caps&store.CapReads != 0, d.ReadOnly(-1))

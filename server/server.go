@@ -39,6 +39,9 @@ type Config struct {
 	// Bank is the bank at start; its zero value is the default (1000
 	// accounts, scenario A, 20,000,000 each).
 	Bank workload.BankConfig
+	// Store holds the design's options (queue size, batch limit, shards);
+	// its zero value gives the defaults.
+	Store store.Config
 	// SampleEvery measures the store time of one command in SampleEvery,
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
 	// command).
@@ -93,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 	m := newMetrics(methods, cfg.SampleEvery)
 
 	s := &Server{mode: mode, health: health.NewServer()}
-	if d, _ := store.LookupDesign(mode.design); cfg.Durability == DurabilityWAL && mode.StoreBacked() && !d.Durable {
+	if d, ok := mode.Design(); ok && cfg.Durability == DurabilityWAL && !d.Durable {
 		return nil, fmt.Errorf("design %s cannot be durable (-durability %s): it has no point at which to commit before answering", d.Name, DurabilityWAL)
 	}
 	if mode.StoreBacked() {
@@ -101,7 +104,9 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.st = newStores(mode.design, ms, m)
+		if s.st, err = newStores(mode, cfg.Store, ms, m); err != nil {
+			return nil, err // newStores closed the logs
+		}
 	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
 		return nil, fmt.Errorf("mode %s keeps no state: it cannot be durable", mode.Name)
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {

@@ -34,7 +34,7 @@ func (c *Counter) Restore(state []byte) error {
 // balance and history, oldest transfer first.
 func (b *Bank) Snapshot() []byte {
 	out := []byte{snapshotFormat}
-	out = binary.AppendUvarint(out, b.seq)
+	out = binary.AppendUvarint(out, b.seq.Load())
 	out = binary.AppendUvarint(out, uint64(len(b.accounts)))
 	for i := range b.accounts {
 		a := &b.accounts[i]
@@ -85,7 +85,8 @@ func (b *Bank) Restore(state []byte) error {
 	if err := d.done(); err != nil {
 		return err
 	}
-	b.accounts, b.seq = accounts, seq
+	b.accounts = accounts
+	b.seq.Store(seq)
 	return nil
 }
 
@@ -97,24 +98,28 @@ func (b *Bank) replayTransfer(cmd BankCmd, seq uint64) error {
 	if seq == 0 {
 		return errBadSeq
 	}
-	saved := b.seq
-	b.seq = seq - 1 // transfer numbers it seq
+	saved := b.seq.Load()
+	b.seq.Store(seq - 1) // transfer numbers it seq
 	_, err := b.transfer(cmd.From, cmd.To, cmd.Amount)
-	b.seq = saved
+	b.seq.Store(saved)
 	if err == nil {
-		b.seq = max(saved, seq)
+		b.seq.Store(max(saved, seq))
 	}
 	return err
 }
 
 var errBadSeq = fmt.Errorf("%w: a transfer with sequence number 0", ErrBadRecord)
 
-// Snapshot returns the map's state, keys sorted.
+// Snapshot returns the map's state, keys sorted, whatever the shards.
 func (kv *KV) Snapshot() []byte {
+	all := map[string]kvEntry{}
+	for _, m := range kv.shards {
+		maps.Copy(all, m)
+	}
 	out := []byte{snapshotFormat}
-	out = binary.AppendUvarint(out, uint64(len(kv.m)))
-	for _, k := range slices.Sorted(maps.Keys(kv.m)) {
-		e := kv.m[k]
+	out = binary.AppendUvarint(out, uint64(len(all)))
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		e := all[k]
 		out = binary.AppendUvarint(out, uint64(len(k)))
 		out = append(out, k...)
 		out = binary.AppendUvarint(out, e.version)
@@ -124,7 +129,8 @@ func (kv *KV) Snapshot() []byte {
 	return out
 }
 
-// Restore replaces the map's state with one Snapshot returned.
+// Restore replaces the map's state with one Snapshot returned, keeping the
+// shard count.
 func (kv *KV) Restore(state []byte) error {
 	d := decoder{b: state}
 	d.format()
@@ -142,7 +148,12 @@ func (kv *KV) Restore(state []byte) error {
 	if err := d.done(); err != nil {
 		return err
 	}
-	kv.m = m
+	for _, s := range kv.shards {
+		clear(s)
+	}
+	for k, e := range m {
+		kv.shards[kv.shardOf(k)][k] = e
+	}
 	return nil
 }
 
@@ -151,9 +162,10 @@ func (kv *KV) replayPut(cmd KVCmd, version uint64) error {
 	if _, err := kv.Apply(cmd); err != nil {
 		return err
 	}
-	e := kv.m[cmd.Key]
+	m := kv.shards[kv.shardOf(cmd.Key)]
+	e := m[cmd.Key]
 	e.version = version
-	kv.m[cmd.Key] = e
+	m[cmd.Key] = e
 	return nil
 }
 
