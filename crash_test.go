@@ -232,6 +232,14 @@ func TestCrashKill9(t *testing.T) {
 			if load.counter {
 				assert.Positive(t, load.incAcked)
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			stats, err := pb.NewAdminServiceClient(dial(t, p2.addr)).GetStats(ctx, &pb.GetStatsRequest{})
+			require.NoError(t, err)
+			assert.Equal(t, server.DurabilityWAL, stats.GetDurability())
+			assert.Positive(t, stats.GetRecoverySeconds())
+			assert.LessOrEqual(t, stats.GetWalRecordsReplayed(), uint64(3*crashSnapshotEvery), "snapshots bound the replay")
+			t.Logf("recovered %d records in %.1f ms", stats.GetWalRecordsReplayed(), stats.GetRecoverySeconds()*1000)
 			p2.kill9(t)
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/durable"
+	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/wal"
 	"github.com/locklab/locklab/work"
@@ -128,6 +129,15 @@ func (ms *machines) walStats() (syncs, records uint64) {
 		syncs, records = syncs+s, records+r
 	}
 	return syncs - ms.syncs0.Load(), records - ms.records0.Load()
+}
+
+// report fills GetStats' durability and work fields.
+func (ms *machines) report(out *pb.GetStatsResponse) {
+	out.Durability = ms.durability
+	out.WalRecordsReplayed = uint64(ms.replayed)
+	out.RecoverySeconds = ms.recovery.Seconds()
+	out.WalSyncs, out.WalRecords = ms.walStats()
+	out.WorkNs = ms.work.Nanoseconds()
 }
 
 // newWindow starts the window walStats counts from.

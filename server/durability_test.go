@@ -42,6 +42,12 @@ func TestDurableStateSurvivesRestart(t *testing.T) {
 				require.NoError(t, err)
 			}
 			before := ts.state(t, keys...)
+			st := ts.stats(t)
+			assert.Equal(t, DurabilityWAL, st.GetDurability())
+			assert.Equal(t, int64(time.Microsecond), st.GetWorkNs())
+			assert.Equal(t, uint64(60), st.GetWalRecords(), "the window's records: 20 transfers, increments and puts; no refusal, no read")
+			assert.Positive(t, st.GetWalSyncs())
+			assert.LessOrEqual(t, st.GetWalSyncs(), uint64(60), "a sync with nothing to write is not a sync")
 			ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 			defer cancel()
 			ts.srv.Stop(ctx)
@@ -49,6 +55,10 @@ func TestDurableStateSurvivesRestart(t *testing.T) {
 			cfg.Bank.Accounts = 3 // only seeds a new directory
 			ts2 := startServer(t, cfg)
 			requireSameState(t, before, ts2.state(t, keys...))
+			st = ts2.stats(t)
+			assert.Positive(t, st.GetRecoverySeconds())
+			assert.Less(t, st.GetWalRecordsReplayed(), uint64(3*cfg.SnapshotEvery), "replay is bounded by the snapshots, one log per workload")
+			assert.Zero(t, st.GetWalRecords(), "a new window: nothing written yet")
 		})
 	}
 }
