@@ -166,6 +166,9 @@ func Open(dir string, opts Options, restore, replay func([]byte) error) (*Log, R
 	}
 	l := &Log{dir: dir, opts: opts, lock: lock}
 	if err := l.recover(segs, snaps, restore, replay, &info); err != nil {
+		if l.file != nil {
+			_ = l.file.Close()
+		}
 		_ = lock.Close()
 		return nil, info, err
 	}
