@@ -9,11 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +67,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		batch    = fs.Int("batch-limit", store.DefaultBatchLimit, "inputQ-batch: commands applied (and committed) per batch")
 		shards   = fs.Int("shards", store.DefaultShards, "sharded designs: shard count")
 		list     = fs.Bool("list-modes", false, "print the modes, one per line with the workloads each serves, and exit")
+		work     = fs.Duration("work", 0, "CPU work added inside every state-changing command's critical section (a calibrated spin, e.g. 10us)")
+		dur      = fs.String("durability", server.DurabilityNone, "none, or wal: log every state-changing command and make it durable before answering; recover from -data-dir on start")
+		dataDir  = fs.String("data-dir", "", "directory of the write-ahead logs (-durability wal); created if missing")
+		snapEv   = fs.Int("snapshot-every", 0, "with -durability wal, snapshot each workload's state every N logged commands, bounding replay at start (0: 100000)")
 		showVer  = fs.Bool("version", false, "print the version (module, VCS revision, Go) and exit")
 		metrics  = fs.String("metrics-addr", "", "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
 	)
@@ -137,11 +143,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usage("-%s %d: want >= 0", f.name, f.v)
 		}
 	}
+	if *work < 0 {
+		return usage("-work %v: want >= 0", *work)
+	}
+	if !slices.Contains(server.Durabilities(), *dur) {
+		return usage("-durability %q: want one of %s", *dur, strings.Join(server.Durabilities(), ", "))
+	}
+	if *dur == server.DurabilityWAL && *dataDir == "" {
+		return usage("-durability %s needs -data-dir", *dur)
+	}
+	if *dur != server.DurabilityWAL && *dataDir != "" {
+		return usage("-data-dir is only used with -durability %s", server.DurabilityWAL)
+	}
+	if *snapEv < 0 {
+		return usage("-snapshot-every %d: want >= 0", *snapEv)
+	}
 	cfg := server.Config{
-		Mode:        *mode,
-		Bank:        workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
-		SampleEvery: *sample,
-		Store:       store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
+		Mode:          *mode,
+		Bank:          workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
+		SampleEvery:   *sample,
+		Store:         store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
+		Work:          *work,
+		Durability:    *dur,
+		DataDir:       *dataDir,
+		SnapshotEvery: *snapEv,
+		Logger:        log.New(stderr, "locklab: ", 0),
 	}
 	var reg *prometheus.Registry
 	if *metrics != "" {
@@ -154,6 +180,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Metrics = reg
 	}
 	srv, err := server.New(cfg)
+	if errors.Is(err, server.ErrDataDir) {
+		return err // a runtime failure: status 1, not a usage error
+	}
 	if err != nil {
 		return usage("%v", err)
 	}

@@ -198,6 +198,7 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 			}
 		}
 		s.st.resetQueueHighWater()
+		s.st.ms.newWindow()
 	}
 	s.m.newWindow()
 	return &pb.ResetResponse{}, nil
@@ -233,6 +234,10 @@ func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb
 	}
 	if d, ok := s.mode.Design(); ok {
 		out.Design = d.Name
+	}
+	out.Durability = DurabilityNone
+	if s.st != nil {
+		s.st.ms.report(out)
 	}
 	ws := s.m.read()
 	out.WindowSeconds, out.Requests, out.CpuSeconds, out.GcCycles = ws.seconds, ws.requests, ws.cpu, ws.gc
