@@ -190,6 +190,8 @@ type caller struct {
 	puts     int
 	// kv, shared keys: rank -> highest version this caller has seen
 	seen []uint64
+	// acknowledged over the whole run (warm-up and all)
+	ackedDelta, ackedTransfers int64
 }
 
 func newCaller(id int, p *plan, c clients, rec *shard) *caller {
@@ -211,14 +213,20 @@ func newCaller(id int, p *plan, c clients, rec *shard) *caller {
 func (c *caller) do(ctx context.Context) result {
 	ctx, cancel := context.WithTimeout(ctx, c.p.cfg.Timeout)
 	defer cancel()
+	var r result
 	switch c.p.cfg.Workload {
 	case "counter":
-		return c.increment(ctx)
+		r = c.increment(ctx)
 	case "bank":
-		return c.bank(ctx)
+		r = c.bank(ctx)
 	default:
-		return c.kvCall(ctx)
+		r = c.kvCall(ctx)
 	}
+	c.ackedDelta += r.ackedDelta
+	if r.ackedTransfer {
+		c.ackedTransfers++
+	}
+	return r
 }
 
 // judge classifies an answer as k6/lib/core.js's call does: OK with a body

@@ -223,7 +223,17 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load: run interrupted: %w", err)
 	}
-	return rec.summary(cfg, p)
+	sum, err := rec.summary(cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	// Acknowledged work is counted over the whole run, warm-up included:
+	// it is what the server's state must show afterwards.
+	for _, c := range callers {
+		sum.AckedIncrementDelta += c.ackedDelta
+		sum.AckedTransfers += c.ackedTransfers
+	}
+	return sum, nil
 }
 
 // dialAll opens cfg.Conns connections and waits until each is ready, so
@@ -422,10 +432,6 @@ func (s *shard) record(res result, latency time.Duration) {
 	default:
 		s.unexpected++
 	}
-	s.ackedDelta += res.ackedDelta
-	if res.ackedTransfer {
-		s.ackedTransfers++
-	}
 }
 
 func (s *shard) addOpen(dropped, late int64) {
@@ -467,8 +473,6 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 		s.OK += sh.ok
 		s.ExpectedRefusals += sh.refusals
 		s.UnexpectedErrors += sh.unexpected
-		s.AckedIncrementDelta += sh.ackedDelta
-		s.AckedTransfers += sh.ackedTransfers
 		s.Dropped += sh.dropped
 		s.Late += sh.late
 		sh.mu.Unlock()
