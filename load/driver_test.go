@@ -68,7 +68,9 @@ func startFake(t *testing.T, register func(*grpc.Server), admin pb.AdminServiceS
 	return serve(t, func(l net.Listener) error { return g.Serve(l) }, func(context.Context) { g.Stop() })
 }
 
-type fakeAdmin struct{ pb.UnimplementedAdminServiceServer }
+type fakeAdmin struct {
+	pb.UnimplementedAdminServiceServer
+}
 
 func (fakeAdmin) Reset(context.Context, *pb.ResetRequest) (*pb.ResetResponse, error) {
 	return &pb.ResetResponse{}, nil
@@ -185,7 +187,9 @@ func (w wrongCounter) Increment(context.Context, *pb.IncrementRequest) (*pb.Incr
 
 // refusingBank refuses every transfer as an overdraft and answers the reads
 // with a negative balance and a history that is not newest first.
-type refusingBank struct{ pb.UnimplementedBankServiceServer }
+type refusingBank struct {
+	pb.UnimplementedBankServiceServer
+}
 
 func (refusingBank) TransferMoney(context.Context, *pb.TransferMoneyRequest) (*pb.TransferMoneyResponse, error) {
 	return nil, status.Error(codes.FailedPrecondition, "insufficient funds")
@@ -201,7 +205,9 @@ func (refusingBank) GetHistory(_ context.Context, r *pb.GetHistoryRequest) (*pb.
 }
 
 // stuckKV answers every Put with version 7 and every Get with an empty value.
-type stuckKV struct{ pb.UnimplementedKVServiceServer }
+type stuckKV struct {
+	pb.UnimplementedKVServiceServer
+}
 
 func (stuckKV) Put(context.Context, *pb.PutRequest) (*pb.PutResponse, error) {
 	return &pb.PutResponse{Version: 7}, nil
