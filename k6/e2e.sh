@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# End-to-end test of the load harness (`make e2e`): builds the server, starts
-# it in every mode on a free loopback port, runs a short smoke of every k6
-# script against it, checks the invariants through the API with k6/verify.js,
-# runs a test split in two --execution-segment processes, and stops the server,
-# which must exit 0. Any failed check, unexpected error or violated invariant
+# End-to-end test of the load harness (`make e2e`): builds the server and the
+# Go load driver, starts the server in every mode on a free loopback port, runs
+# a short smoke of every k6 script (uniform and skewed) and of the Go driver
+# against it, checks the invariants through the API with k6/verify.js (which
+# reads both drivers' locklab.load-summary/v1), runs a test split in two
+# --execution-segment processes, and stops the server, which must exit 0. Any failed check, unexpected error or violated invariant
 # fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
 #
 # Environment: K6 (bin/k6), GO (go), SERVER (bin/locklab, built here),
+# LOAD (bin/load, the Go driver, built here),
 # E2E_MODES (default: inputQ, mutex and noop if the server has it),
 # E2E_SECONDS (length of each smoke, default 2).
 set -euo pipefail
@@ -15,6 +17,7 @@ root=$PWD
 K6=${K6:-$root/bin/k6}
 GO=${GO:-go}
 SERVER=${SERVER:-$root/bin/locklab}
+LOAD=${LOAD:-$root/bin/load}
 secs=${E2E_SECONDS:-2}
 out=$root/k6/out/e2e
 rm -rf "$out"
@@ -30,6 +33,8 @@ die() {
 if [[ -z ${SKIP_BUILD:-} ]]; then
 	log "building the server into $SERVER"
 	"$GO" build -o "$SERVER" .
+	log "building the Go load driver into $LOAD"
+	"$GO" build -o "$LOAD" ./cmd/load
 fi
 [[ -x $K6 ]] || die "no k6 at $K6 (make k6)"
 
@@ -114,6 +119,18 @@ k6run() {
 	fi
 }
 
+# gorun NAME [flags…]: one Go driver run whose summary goes to
+# $out/$mode.NAME.json; fails on a non-zero exit (an unexpected answer).
+gorun() {
+	local name=$1
+	shift
+	local base=$out/$mode.$name
+	if ! "$LOAD" -addr "$addr" -warmup 200ms -duration "${secs}s" -out "$base.json" "$@" >"$base.log" 2>&1; then
+		cat "$base.log" >&2
+		die "$mode: Go driver $name ($*) failed, see $base.log"
+	fi
+}
+
 # verify NAME [VAR=value…]: k6/verify.js against the running server.
 verify() {
 	local name=$1
@@ -153,6 +170,23 @@ for mode in "${modes[@]}"; do
 	k6run bank-B k6/bank.js SCENARIO=B VUS=4 DURATION=${secs}s CHECK_BODY=1
 	verify bank-B SUMMARIES="$(s bank-B)" EXPECT_BANK=B EXPECT_REFUSALS=1
 	log "$mode: bank.js scenarios A and B: money conserved, refusals counted in B$stateless"
+
+	# Skewed (Zipf θ 0.99) and with a read ratio, from the same
+	# load/workloads.json as the Go driver: hot accounts, shared hot keys.
+	k6run bank-skew k6/bank.js SCENARIO=A VUS=4 DURATION=${secs}s SKEW=0.99 READ_RATIO=0.5 CHECK_BODY=1
+	verify bank-skew SUMMARIES="$(s bank-skew)" EXPECT_BANK=A
+	k6run kv-skew k6/kv.js VUS=3 DURATION=${secs}s SKEW=0.99 READ_RATIO=0.5 CHECK_BODY=1
+	verify kv-skew SUMMARIES="$(s kv-skew)"
+	log "$mode: bank.js and kv.js with SKEW=0.99 READ_RATIO=0.5: money conserved, versions only grow$stateless"
+
+	# The Go driver (cmd/load), both models, checked by the same verify.js.
+	gorun go-counter -workload counter -reset -callers 3
+	verify go-counter SUMMARIES="$(s go-counter)" CHECK_COUNTER=1
+	gorun go-bank -workload bank -scenario B -reset -callers 4 -model open -rate 500 -skew 0.99
+	verify go-bank SUMMARIES="$(s go-bank)" EXPECT_BANK=B EXPECT_REFUSALS=1
+	gorun go-kv -workload kv -callers 3 -skew 0.99 -read-ratio 0.5
+	verify go-kv SUMMARIES="$(s go-kv)"
+	log "$mode: Go driver: counter == acknowledged increments, money conserved, refusals counted$stateless"
 
 	# One test split in two k6 processes run at once, as k6-operator would:
 	# reset once (every process runs setup(), so the scripts must not), then

@@ -63,6 +63,28 @@ type Summary struct {
 
 	Dropped int64 `json:"dropped"` // open: calls that could not start
 	Late    int64 `json:"late"`    // open: calls started over LateAfter after their intended start
+
+	// K6 is what only k6 reports (k6/lib/summary.js); nil for other drivers.
+	K6 *K6Details `json:"k6,omitempty"`
+}
+
+// K6Details is the k6-only part of a k6 run's summary.
+type K6Details struct {
+	Executor          string  `json:"executor"`
+	VUs               int     `json:"vus"`
+	MaxVUs            *int    `json:"max_vus"`
+	VUsMax            int     `json:"vus_max"` // the most VUs this k6 process had
+	ExecutionSegment  *string `json:"execution_segment"`
+	TestRunDurationMs float64 `json:"test_run_duration_ms"`
+	Iterations        int64   `json:"iterations"`
+	Checks            struct {
+		Passes int64 `json:"passes"`
+		Fails  int64 `json:"fails"`
+	} `json:"checks"`
+	DataReceivedBytes int64 `json:"data_received_bytes"`
+	DataSentBytes     int64 `json:"data_sent_bytes"`
+	CheckBody         bool  `json:"check_body"`
+	Reset             *bool `json:"reset"`
 }
 
 // CaseStats is one case's share of a run.
