@@ -156,3 +156,23 @@ func TestOldK6FailedChecksAreUnexpected(t *testing.T) {
 	assert.Equal(t, int64(7), s.UnexpectedErrors)
 	assert.Equal(t, s.Calls-7-s.ExpectedRefusals, s.OK)
 }
+
+// TestReadK6Summary reads what k6/lib/summary.js writes now (a copy of a
+// `make e2e` output): the same schema as the Go driver, plus k6's own part.
+func TestReadK6Summary(t *testing.T) {
+	s, err := load.ReadSummary(filepath.Join("testdata", "k6-bank-B.load.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "k6", s.Driver)
+	assert.Equal(t, "B", s.Scenario)
+	assert.Positive(t, s.ExpectedRefusals)
+	assert.Equal(t, s.ExpectedRefusals, s.ByCode["FAILED_PRECONDITION"])
+	require.NotNil(t, s.K6)
+	assert.Zero(t, s.K6.Checks.Fails)
+	var byCase int64
+	for _, c := range s.ByCase {
+		byCase += c.Count
+	}
+	assert.Equal(t, s.Calls, byCase)
+	_, err = load.MergeHDR(s)
+	assert.Error(t, err, "k6 keeps no histogram")
+}
