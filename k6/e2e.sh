@@ -10,7 +10,10 @@
 # Environment: K6 (bin/k6), GO (go), SERVER (bin/locklab, built here),
 # LOAD (bin/load, the Go driver, built here),
 # E2E_MODES (default: inputQ, mutex and noop if the server has it),
-# E2E_SECONDS (length of each smoke, default 2).
+# E2E_SECONDS (length of each smoke, default 2), E2E_AGREE (a fraction, e.g.
+# 0.15: also check that k6 and the Go driver agree on calls/s and p50 within
+# it, in the open model at E2E_AGREE_RATE calls/s (1000) for
+# E2E_AGREE_SECONDS (5); `make agree`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -187,6 +190,17 @@ for mode in "${modes[@]}"; do
 	gorun go-kv -workload kv -callers 3 -skew 0.99 -read-ratio 0.5
 	verify go-kv SUMMARIES="$(s go-kv)"
 	log "$mode: Go driver: counter == acknowledged increments, money conserved, refusals counted$stateless"
+
+	# Issue 11's agreement check, on demand: the same open-model load from
+	# both drivers, at a rate both sustain, must give the same figures.
+	if [[ -n ${E2E_AGREE:-} ]]; then
+		rate=${E2E_AGREE_RATE:-1000}
+		asecs=${E2E_AGREE_SECONDS:-5}
+		k6run agree-k6 k6/counter.js MODEL=open RATE="$rate" PRE_VUS=50 MAX_VUS=100 DURATION="${asecs}s"
+		secs=$asecs gorun agree-go -workload counter -model open -rate "$rate" -callers 100
+		verify agree SUMMARIES="$(s agree-k6),$(s agree-go)" AGREE="$E2E_AGREE"
+		log "$mode: k6 and the Go driver agree within $E2E_AGREE at $rate calls/s: $(grep -h 'agree on' "$out/$mode.verify-agree.log" | tr -s ' ' | tr '\n' ';')"
+	fi
 
 	# One test split in two k6 processes run at once, as k6-operator would:
 	# reset once (every process runs setup(), so the scripts must not), then

@@ -19,6 +19,8 @@
 //   EXPECT_BANK      A, B or C: the bank must still hold exactly what that
 //                    scenario started with (ACCOUNTS, BALANCE as for bank.js)
 //   EXPECT_REFUSALS=1  the summaries together counted expected_refusals > 0
+//   AGREE=0.15       the first two summaries (two drivers on the same load)
+//                    agree on calls/s and p50 latency within 15% of the larger
 // Always, when the mode keeps state: no balance below 0. A mode that keeps no
 // state (GetStats.store_backed false: noop) gets only the summary checks.
 
@@ -74,6 +76,7 @@ function verify() {
     unexpected += doc.unexpected_errors || 0;
     refusals += doc.expected_refusals || 0;
   }
+  if (__ENV.AGREE) agree(Number(__ENV.AGREE));
   if (!stats.storeBacked) {
     expect('state', true, `mode ${stats.mode} keeps no state: no invariant applies`);
     return;
@@ -103,6 +106,22 @@ function verify() {
     } else {
       expect('no lost increment', value >= want, `counter ${value}, acknowledged ${want}, ${unexpected} calls failed in flight`);
     }
+  }
+}
+
+// agree compares the first two summaries: issue 11's agreement check
+// between k6 and the Go driver where neither is saturated.
+function agree(within) {
+  if (!(within > 0) || summaries.length < 2) throw new Error(`AGREE=${__ENV.AGREE}: want a fraction > 0 and two SUMMARIES`);
+  const [a, b] = summaries.map((s) => s.doc);
+  const figures = [
+    ['calls/s', a.calls_per_s, b.calls_per_s],
+    ['p50 ms', a.latency_ms.p50, b.latency_ms.p50],
+  ];
+  for (const [name, x, y] of figures) {
+    const off = Math.abs(x - y) / Math.max(x, y);
+    expect(`${a.driver} and ${b.driver} agree on ${name}`, off <= within,
+      `${x.toFixed(3)} vs ${y.toFixed(3)}: ${(off * 100).toFixed(1)}% apart, ${(within * 100).toFixed(0)}% allowed`);
   }
 }
 

@@ -324,23 +324,39 @@ func TestOpenModelMeasuresFromIntendedStart(t *testing.T) {
 	}
 
 	open := run(t, "open", 0)
-	// 200/s for 0.8 s: 160 intended starts, none dropped; the ~60 meant for
-	// the stall wait up to 300 ms, so over a fifth of the calls are late and
-	// the p90 is at least 100 ms.
+	// 200/s for 0.8 s: 160 intended starts, none dropped. The ~60 meant
+	// for the stall wait for it, up to 300 ms: dozens of calls take over
+	// 150 ms from their intended start.
 	assert.Equal(t, int64(160), open.Calls)
 	assert.Zero(t, open.Dropped)
-	assert.Greater(t, open.Late, int64(30))
-	assert.Greater(t, open.LatencyMs.P90, 100.0)
+	assert.Greater(t, open.Late, int64(20))
+	assert.Greater(t, slowCalls(t, open, 150*time.Millisecond), int64(20))
 	assert.Greater(t, open.LatencyMs.Max, 250.0)
 
+	// The control: timed from each call's send, only the stalled call is
+	// slow. (Counts, not percentiles, so a busy machine does not fail it.)
 	closed := run(t, "closed", 0)
-	assert.Less(t, closed.LatencyMs.P90, 50.0, "the closed model times each call from its send")
+	assert.LessOrEqual(t, slowCalls(t, closed, 150*time.Millisecond), int64(3))
 	assert.Greater(t, closed.LatencyMs.Max, 250.0, "the stalled call itself")
 
 	dropping := run(t, "open", 50*time.Millisecond)
 	assert.Greater(t, dropping.Dropped, int64(20), "calls that could not start within 50 ms")
 	assert.Equal(t, int64(160), dropping.Calls+dropping.Dropped)
-	assert.Less(t, dropping.LatencyMs.P90, 100.0)
+	assert.Less(t, slowCalls(t, dropping, 150*time.Millisecond), slowCalls(t, open, 150*time.Millisecond))
+}
+
+// slowCalls counts the calls of s's histogram that took at least d.
+func slowCalls(t *testing.T, s *load.Summary, d time.Duration) int64 {
+	t.Helper()
+	h, err := load.DecodeHDR(s.HDR)
+	require.NoError(t, err)
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From >= d.Microseconds() {
+			n += b.Count
+		}
+	}
+	return n
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
