@@ -13,10 +13,10 @@
 //   - the closed model (Config.Model "closed"): Callers goroutines call back
 //     to back over Conns connections (default one each, as k6's VUs);
 //   - the open model ("open"): calls are due at Rate per second whatever the
-//     latency, at most Callers in flight; each call's latency is measured
-//     from its intended start, so a stalled server shows as latency, not as
-//     fewer calls (no coordinated omission); late and dropped calls are
-//     counted.
+//     latency, at most Callers in flight; each call is timed from when it
+//     was due, not from when a caller got to it, so a stalled server shows
+//     as latency, not as fewer calls (no coordinated omission); late and
+//     dropped calls are counted.
 //
 // Every answer is checked as the k6 scripts check it (an OK with a
 // consistent body, a refusal the bank scenario expects, or an unexpected

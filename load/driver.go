@@ -39,7 +39,8 @@ type Config struct {
 	// calls in flight (open).
 	Callers int
 	// Conns is the number of gRPC connections the callers share, round
-	// robin; 0 is one per caller, as k6 gives each VU its own.
+	// robin; 0 (or more than Callers) is one per caller, as k6 gives each
+	// VU its own.
 	Conns int
 	// Rate is the open model's arrival rate, calls per second.
 	Rate float64
@@ -74,7 +75,7 @@ type Config struct {
 const (
 	DefaultTimeout   = 10 * time.Second
 	DefaultDropAfter = time.Second
-	// LateAfter is how long after its intended start a call may start
+	// LateAfter is how long a due call may wait for a free caller
 	// before the open model counts it late.
 	LateAfter = time.Millisecond
 	// connectTimeout bounds connecting before the run.

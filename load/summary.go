@@ -62,7 +62,7 @@ type Summary struct {
 	AckedTransfers      int64 `json:"acked_transfers"`
 
 	Dropped int64 `json:"dropped"` // open: calls that could not start
-	Late    int64 `json:"late"`    // open: calls started over LateAfter after their intended start
+	Late    int64 `json:"late"`    // open: calls that waited over LateAfter for a free caller
 
 	// K6 is what only k6 reports (k6/lib/summary.js); nil for other drivers.
 	K6 *K6Details `json:"k6,omitempty"`
