@@ -214,15 +214,3 @@ func (m Mix) String() string {
 	}
 	return strings.Join(parts, ",")
 }
-
-// pick returns the case a uniform u in [0,1) draws.
-func (m Mix) pick(u float64) string {
-	acc := 0.0
-	for _, e := range m {
-		acc += e.Share
-		if u < acc {
-			return e.Case
-		}
-	}
-	return m[len(m)-1].Case
-}
