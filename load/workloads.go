@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,7 @@ type Definitions struct {
 	Counter CounterDef
 	Bank    BankDef
 	KV      KVDef
+	names   []string // the workloads in the file's order
 }
 
 // CounterDef is the counter workload.
@@ -78,8 +80,9 @@ var defs = mustParseDefinitions(workloadsJSON)
 // not modify them.
 func Workloads() *Definitions { return defs }
 
-// WorkloadNames lists the workloads in the order the API declares them.
-func WorkloadNames() []string { return []string{"counter", "bank", "kv"} }
+// WorkloadNames lists the workloads in workloads.json's order (the API's:
+// a test holds it to server.Workloads).
+func WorkloadNames() []string { return slices.Clone(defs.names) }
 
 // Cases returns the cases a workload can draw, or nil for an unknown one.
 func (d *Definitions) Cases(workload string) []string {
@@ -124,8 +127,13 @@ func parseDefinitions(b []byte) (*Definitions, error) {
 		return nil, fmt.Errorf("load: workloads.json: schema %q, want %q", top.Schema, WorkloadsSchema)
 	}
 	d := &Definitions{Schema: top.Schema}
+	names, err := objectKeys(b, "workloads")
+	if err != nil {
+		return nil, fmt.Errorf("load: workloads.json: %w", err)
+	}
+	d.names = names
 	targets := map[string]any{"counter": &d.Counter, "bank": &d.Bank, "kv": &d.KV}
-	for _, name := range WorkloadNames() {
+	for name := range targets {
 		raw, ok := top.Workloads[name]
 		if !ok {
 			return nil, fmt.Errorf("load: workloads.json: no workload %q", name)
@@ -135,7 +143,7 @@ func parseDefinitions(b []byte) (*Definitions, error) {
 		}
 	}
 	if len(top.Workloads) != len(targets) {
-		return nil, fmt.Errorf("load: workloads.json: %d workloads, want %v", len(top.Workloads), WorkloadNames())
+		return nil, fmt.Errorf("load: workloads.json: workloads %v, want counter, bank and kv", names)
 	}
 	if _, err := d.ParseMix(d.Bank.Mix); err != nil {
 		return nil, err
@@ -149,6 +157,32 @@ func parseDefinitions(b []byte) (*Definitions, error) {
 		return nil, fmt.Errorf("load: workloads.json: default scenario %q is not a scenario", d.Bank.Defaults.Scenario)
 	}
 	return d, nil
+}
+
+// objectKeys lists the keys of the object under field of the top-level
+// object in b, in the order they appear (encoding/json's maps lose it).
+func objectKeys(b []byte, field string) ([]string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(top[field]))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("%s: want an object", field)
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
 }
 
 // MixEntry is one case of a mix with its share of the calls (the shares of a

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/load"
+	"github.com/locklab/locklab/server"
 )
 
 func TestWorkloadsDefinitions(t *testing.T) {
@@ -67,4 +68,9 @@ func roundMix(m load.Mix) load.Mix {
 		m[i].Share = float64(int(m[i].Share*1e9+0.5)) / 1e9
 	}
 	return m
+}
+
+// workloads.json and the server name the same workloads, in the same order.
+func TestWorkloadsMatchTheServer(t *testing.T) {
+	assert.Equal(t, server.Workloads(), load.WorkloadNames())
 }
