@@ -413,7 +413,7 @@ func TestEveryMode(t *testing.T) {
 			addr, admin := startServer(t, m.Name)
 			for _, wl := range load.WorkloadNames() {
 				cfg := quick(addr, wl)
-				cfg.Reset, cfg.Callers, cfg.Warmup, cfg.Duration = true, 2, 50*time.Millisecond, 100*time.Millisecond
+				cfg.Reset, cfg.Callers, cfg.Warmup = true, 2, 50*time.Millisecond
 				if m.Serves(wl) {
 					cfg.Skew = 0.99 // (skewed kv puts its keys first, which needs a mode serving kv)
 				}
