@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/load"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/workload"
 )
 
 const stopTimeout = 20 * time.Second
@@ -96,6 +97,13 @@ func stats(t *testing.T, admin pb.AdminServiceClient) *pb.GetStatsResponse {
 	return st
 }
 
+// bankTotal is what a bank reset to scenario with the default accounts and
+// balance holds.
+func bankTotal(scenario string) int64 {
+	d := load.Workloads()
+	return int64(d.FundedAccounts(scenario, d.Bank.Defaults.Accounts)) * workload.DefaultInitialBalance
+}
+
 // TestRunAgainstServer drives the real server with every workload, in both
 // models, and checks the summary and the server's invariants.
 func TestRunAgainstServer(t *testing.T) {
@@ -160,8 +168,7 @@ func TestRunAgainstServer(t *testing.T) {
 				assert.Equal(t, s.AckedIncrementDelta, st.GetCounterValue(), "every acknowledged increment, warm-up included")
 			case "bank":
 				assert.Equal(t, s.AckedTransfers, int64(st.GetTransfers()), "every acknowledged transfer, warm-up included")
-				funded := map[string]int64{"A": 1000, "B": 500}[s.Scenario]
-				assert.Equal(t, funded*20_000_000, st.GetTotalBalance(), "money conserved")
+				assert.Equal(t, bankTotal(s.Scenario), st.GetTotalBalance(), "money conserved")
 				if s.Scenario == "B" {
 					assert.Positive(t, s.ExpectedRefusals)
 					assert.Equal(t, s.ExpectedRefusals, s.ByCode["FAILED_PRECONDITION"])
