@@ -186,7 +186,8 @@ func newClients(cc *grpc.ClientConn) clients {
 
 // Run drives the server as cfg says and returns the run's summary. An
 // unexpected answer is counted, not returned: Run fails only when the run
-// could not happen (bad config, no server, ctx ended).
+// could not happen (bad config, no server), or returns ErrInterrupted with a
+// summary when ctx ended during the window.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -214,6 +215,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		callers[i] = newCaller(i, p, stubs[i%len(stubs)], rec.shard(i))
 	}
 
+	// An interrupted run (ctx ends) stops early, as k6 does on SIGINT: the
+	// calls that ended before the interruption are summarised over the
+	// part of the window that ran, and Run returns ErrInterrupted with the
+	// summary.
+	var stoppedAt atomic.Int64 // unix ns; 0 while running
+	stop := context.AfterFunc(ctx, func() { stoppedAt.Store(time.Now().UnixNano()) })
+	defer stop()
 	start := time.Now()
 	w := window{from: start.Add(cfg.Warmup), to: start.Add(cfg.Warmup + cfg.Duration)}
 	if cfg.Model == "closed" {
@@ -221,8 +229,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	} else {
 		runOpen(ctx, callers, w, cfg, rec.shard(0))
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("load: run interrupted: %w", err)
+	var interrupted error
+	if at, ok := endedAt(ctx, &stoppedAt); ok && at.Before(w.to) {
+		cfg.Duration = max(0, at.Sub(w.from))
+		interrupted = fmt.Errorf("%w after %v of the window: %w", ErrInterrupted, cfg.Duration.Round(time.Millisecond), context.Cause(ctx))
+		if cfg.Duration == 0 {
+			return nil, interrupted
+		}
 	}
 	sum, err := rec.summary(cfg, p)
 	if err != nil {
@@ -234,8 +247,12 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		sum.AckedIncrementDelta += c.ackedDelta
 		sum.AckedTransfers += c.ackedTransfers
 	}
-	return sum, nil
+	return sum, interrupted
 }
+
+// ErrInterrupted: the run's context ended before the window did. Run
+// returns it with the summary of what ran.
+var ErrInterrupted = errors.New("load: run interrupted")
 
 // dialAll opens cfg.Conns connections and waits until each is ready, so
 // that connecting is not part of any call's latency.
@@ -273,6 +290,29 @@ func dialAll(ctx context.Context, cfg Config) ([]*grpc.ClientConn, error) {
 	return conns, nil
 }
 
+// ended reports whether ctx has ended by t. A deadline counts from the
+// moment it passes: grpc-go fails a call whose deadline has passed before
+// the context's own timer marks it done.
+func ended(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !t.Before(dl)
+}
+
+// endedAt is when ctx ended, if it has: its deadline, or when it was
+// cancelled (stoppedAt, unix ns).
+func endedAt(ctx context.Context, stoppedAt *atomic.Int64) (time.Time, bool) {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return dl, true
+	}
+	if at := stoppedAt.Load(); at != 0 {
+		return time.Unix(0, at), true
+	}
+	return time.Time{}, false
+}
+
 // window is the measured part of the run.
 type window struct{ from, to time.Time }
 
@@ -284,11 +324,11 @@ func runClosed(ctx context.Context, callers []*caller, w window) {
 	var wg sync.WaitGroup
 	for _, c := range callers {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for !ended(ctx, time.Now()) {
 				t0 := time.Now()
 				res := c.do(ctx)
 				t1 := time.Now()
-				if w.contains(t1) {
+				if w.contains(t1) && !ended(ctx, t1) { // a call cut short by the interruption is not the server's answer
 					c.rec.record(res, t1.Sub(t0))
 				}
 				if !t1.Before(w.to) {
@@ -342,8 +382,8 @@ func runOpen(ctx context.Context, callers []*caller, w window, cfg Config, rec *
 					late.Add(1)
 				}
 				res := c.do(ctx)
-				if counted {
-					c.rec.record(res, time.Since(d.released))
+				if now := time.Now(); counted && !ended(ctx, now) {
+					c.rec.record(res, now.Sub(d.released))
 				}
 			}
 		})

@@ -410,3 +410,36 @@ func TestRunWithoutServer(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot connect")
 	assert.Less(t, time.Since(start), 5*time.Second, "a refused connection fails at once, not after the connect timeout")
 }
+
+// TestRunInterrupted: a run whose context ends mid-window stops early and
+// summarises what ran, as k6 does on SIGINT; the calls cut short are not
+// counted as the server's answers.
+func TestRunInterrupted(t *testing.T) {
+	addr, _ := startServer(t, "mutex")
+	for _, model := range []string{"closed", "open"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 400*time.Millisecond)
+		cfg := quick(addr, "counter")
+		cfg.Model, cfg.Duration = model, 10*time.Second
+		start := time.Now()
+		s, err := load.Run(ctx, cfg)
+		cancel()
+		require.ErrorIs(t, err, load.ErrInterrupted, model)
+		require.NotNil(t, s, model)
+		assert.Less(t, time.Since(start), 5*time.Second, model)
+		// The window that ran (what the 0.4 s left after connecting and the
+		// 0.1 s warm-up), not the 10 s asked for.
+		assert.True(t, s.DurationS > 0 && s.DurationS < 0.4, "%s: duration_s %v", model, s.DurationS)
+		assert.Positive(t, s.Calls, model)
+		assert.Zero(t, s.UnexpectedErrors, "%s: by code %v", model, s.ByCode)
+		require.NoError(t, s.Validate())
+	}
+
+	// Interrupted during the warm-up: nothing was measured.
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	cfg := quick(addr, "counter")
+	cfg.Warmup = 5 * time.Second
+	s, err := load.Run(ctx, cfg)
+	assert.ErrorIs(t, err, load.ErrInterrupted)
+	assert.Nil(t, s)
+}

@@ -43,16 +43,21 @@ func main() {
 }
 
 // run parses the flags, drives the server and writes the summary to -out
-// (stdout without it); a one-line result goes to stderr.
+// (stdout without it); a one-line result goes to stderr. Interrupted
+// (SIGINT, SIGTERM), it stops early, still writes the summary of what ran,
+// and exits 1.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, out, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
 	sum, err := load.Run(ctx, cfg)
-	if err != nil {
+	if sum == nil {
 		return err
 	}
+	// From here err is nil or load.ErrInterrupted (SIGINT, SIGTERM): the
+	// summary of what ran is written either way, as k6 does.
+	interrupted := err
 	if out == "" {
 		if err := sum.Write(stdout); err != nil {
 			return err
@@ -63,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "load: %s %s, %d callers: %d calls in %.1fs, %.0f calls/s, p50 %.3f ms, p99 %.3f ms, %d refused as expected, %d unexpected, %d dropped, %d late\n",
 		sum.Workload, sum.Model, sum.Callers, sum.Calls, sum.DurationS, sum.CallsPerS,
 		sum.LatencyMs.P50, sum.LatencyMs.P99, sum.ExpectedRefusals, sum.UnexpectedErrors, sum.Dropped, sum.Late)
+	if interrupted != nil {
+		return interrupted
+	}
 	if sum.UnexpectedErrors > 0 {
 		return fmt.Errorf("%w: %d calls (by code %v)", errUnexpected, sum.UnexpectedErrors, sum.ByCode)
 	}

@@ -98,3 +98,21 @@ func TestRunWritesSummary(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, s.UnexpectedErrors)
 }
+
+// Interrupted (as by SIGINT), a run still writes the summary of what ran and
+// fails.
+func TestRunInterruptedWritesSummary(t *testing.T) {
+	addr := startServer(t)
+	out := filepath.Join(t.TempDir(), "s.json")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stop := time.AfterFunc(500*time.Millisecond, cancel)
+	defer stop.Stop()
+	err := run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "10s", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, load.ErrInterrupted)
+	s, err := load.ReadSummary(out)
+	require.NoError(t, err)
+	assert.Positive(t, s.Calls)
+	assert.Less(t, s.DurationS, 1.0)
+	assert.Zero(t, s.UnexpectedErrors)
+}
