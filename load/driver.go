@@ -307,10 +307,13 @@ func endedAt(ctx context.Context, stoppedAt *atomic.Int64) (time.Time, bool) {
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
 		return dl, true
 	}
+	if ctx.Err() == nil {
+		return time.Time{}, false
+	}
 	if at := stoppedAt.Load(); at != 0 {
 		return time.Unix(0, at), true
 	}
-	return time.Time{}, false
+	return time.Now(), true // the AfterFunc that records the time has not run yet
 }
 
 // window is the measured part of the run.
