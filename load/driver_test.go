@@ -417,7 +417,7 @@ func TestRunWithoutServer(t *testing.T) {
 func TestRunInterrupted(t *testing.T) {
 	addr, _ := startServer(t, "mutex")
 	for _, model := range []string{"closed", "open"} {
-		ctx, cancel := context.WithTimeout(t.Context(), 400*time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second) // connecting takes far less
 		cfg := quick(addr, "counter")
 		cfg.Model, cfg.Duration = model, 10*time.Second
 		start := time.Now()
@@ -426,9 +426,9 @@ func TestRunInterrupted(t *testing.T) {
 		require.ErrorIs(t, err, load.ErrInterrupted, model)
 		require.NotNil(t, s, model)
 		assert.Less(t, time.Since(start), 5*time.Second, model)
-		// The window that ran (what the 0.4 s left after connecting and the
-		// 0.1 s warm-up), not the 10 s asked for.
-		assert.True(t, s.DurationS > 0 && s.DurationS < 0.4, "%s: duration_s %v", model, s.DurationS)
+		// The window that ran (what the second left after connecting and
+		// the 0.1 s warm-up), not the 10 s asked for.
+		assert.True(t, s.DurationS > 0 && s.DurationS < 1, "%s: duration_s %v", model, s.DurationS)
 		assert.Positive(t, s.Calls, model)
 		assert.Zero(t, s.UnexpectedErrors, "%s: by code %v", model, s.ByCode)
 		require.NoError(t, s.Validate())
