@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (load.Config, string, error) {
 	fs.StringVar(&cfg.Workload, "workload", cfg.Workload, "workload: "+strings.Join(load.WorkloadNames(), ", "))
 	fs.StringVar(&cfg.Scenario, "scenario", d.Bank.Defaults.Scenario, "bank scenario: "+strings.Join(d.ScenarioNames(), ", ")+" (a refused transfer is expected in all but A)")
 	fs.StringVar(&cfg.Mix, "mix", "", "bank mix, case:weight,… (default "+d.Bank.Mix+")")
-	fs.StringVar(&cfg.Model, "model", cfg.Model, "closed (callers back to back) or open (fixed -rate, latency from each call's intended start)")
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "closed (callers back to back) or open (fixed -rate, each call timed from when it was due)")
 	fs.IntVar(&cfg.Callers, "callers", cfg.Callers, "concurrent callers (closed); most calls in flight (open)")
 	fs.IntVar(&cfg.Conns, "conns", 0, "gRPC connections the callers share (0: one per caller)")
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "open model: calls started per second")
