@@ -124,8 +124,11 @@ func parseFactors(work, durability, skew, readRatio string) (FactorSpace, error)
 			return fs, fmt.Errorf("-durability: %q: want %s", d, strings.Join(durabilities, " or "))
 		}
 	}
-	if fs.Skews, err = parseFloats(skew, "-skew", 0, 10, false); err != nil {
+	if fs.Skews, err = parseFloats(skew, "-skew", 0, 1, false); err != nil {
 		return fs, err
+	}
+	if slices.Contains(fs.Skews, 1) {
+		return fs, fmt.Errorf("-skew: θ = 1 is not a Zipf distribution the drivers draw; want 0 ≤ θ < 1")
 	}
 	if fs.ReadRatios, err = parseFloats(readRatio, "-read-ratio", 0, 1, true); err != nil {
 		return fs, err

@@ -265,9 +265,9 @@ func lateRate(ends []int64) float64 {
 	return float64(n) / (float64(hi-mid) / 1e6)
 }
 
-// newLatencyHistogram covers 1 µs to 100 s at 3 significant digits, as the Go
-// driver's does, so the two merge.
-func newLatencyHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, 100_000_000, 3) }
+// newLatencyHistogram covers 1 µs to a minute at 3 significant digits, as the
+// Go driver's does (load.NewHistogram), so the two merge.
+func newLatencyHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, 60_000_000, 3) }
 
 // setHistogram fills a Result's latency figures, curve and HDR field from a
 // histogram in µs.
