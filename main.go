@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -25,7 +26,7 @@ var errUsage = errors.New("usage")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -42,7 +43,7 @@ func main() {
 // prints one line to stderr once it listens —
 // "locklab: mode=<mode> listening on <host:port>" — which tools parse to
 // find a server started on port 0, and nothing per request.
-func run(ctx context.Context, args []string, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("locklab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -53,11 +54,26 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		scenario = fs.String("scenario", "A", "bank scenario at start: A (all funded), B (even ids at 0), C (all at 0)")
 		grace    = fs.Duration("grace", 5*time.Second, "on SIGINT/SIGTERM, how long RPCs in flight may finish before they are cancelled")
 		sample   = fs.Uint64("sample-every", server.DefaultSampleEvery, "measure the store time of one command in N, chosen at random (a power of two; 1: every command)")
+		queue    = fs.Int("queue-size", store.DefaultQueueSize, "owner designs: capacity of each owner's queue")
+		batch    = fs.Int("batch-limit", store.DefaultBatchLimit, "inputQ-batch: commands applied (and committed) per batch")
+		shards   = fs.Int("shards", store.DefaultShards, "sharded designs: shard count")
+		list     = fs.Bool("list-modes", false, "print the modes, one per line with the workloads each serves, and exit")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: locklab -mode MODE [flags]\n\nmodes:\n")
 		for _, m := range server.Modes() {
-			fmt.Fprintf(stderr, "  %-8s %s\n", m.Name, m.Doc)
+			fmt.Fprintf(stderr, "  %-15s %s\n", m.Name, m.Doc)
+			if d, ok := m.Design(); ok {
+				var unserved []string
+				for _, wl := range server.Workloads() {
+					if !m.Serves(wl) {
+						unserved = append(unserved, wl)
+					}
+				}
+				if len(unserved) > 0 {
+					fmt.Fprintf(stderr, "  %-15s (serves no %s: needs %s)\n", "", strings.Join(unserved, ", "), d.Needs)
+				}
+			}
 		}
 		fmt.Fprintf(stderr, "\nflags:\n")
 		fs.PrintDefaults()
@@ -67,6 +83,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 		return errUsage // flag has printed the error and the usage
+	}
+	if *list {
+		for _, m := range server.Modes() {
+			line := []string{m.Name}
+			for _, wl := range server.Workloads() {
+				if m.Serves(wl) {
+					line = append(line, wl)
+				}
+			}
+			fmt.Fprintln(stdout, strings.Join(line, " "))
+		}
+		return nil
 	}
 	usage := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "locklab: "+format+"\n", a...)
@@ -88,10 +116,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if *balance <= 0 {
 		return usage("-balance %d: want > 0", *balance)
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"queue-size", *queue}, {"batch-limit", *batch}, {"shards", *shards}} {
+		if f.v < 0 {
+			return usage("-%s %d: want >= 0", f.name, f.v)
+		}
+	}
 	srv, err := server.New(server.Config{
 		Mode:        *mode,
 		Bank:        workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
 		SampleEvery: *sample,
+		Store:       store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
 	})
 	if err != nil {
 		return usage("%v", err)

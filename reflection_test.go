@@ -432,7 +432,7 @@ func TestReflectionClient(t *testing.T) {
 		workers  = 64
 		loadTime = 2 * time.Second
 	)
-	for _, mode := range []string{"inputQ", "mutex"} {
+	for _, mode := range storeModesServingAll() {
 		t.Run(mode, func(t *testing.T) {
 			p := startServer(t, mode, "-addr", "127.0.0.1:0")
 			api := discover(t, dial(t, p.addr))

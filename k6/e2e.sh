@@ -7,7 +7,7 @@
 # fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
 #
 # Environment: K6 (bin/k6), GO (go), SERVER (bin/locklab, built here),
-# E2E_MODES (default: inputQ, mutex and noop if the server has it),
+# E2E_MODES (default: every mode `locklab -list-modes` lists),
 # E2E_SECONDS (length of each smoke, default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,22 +33,21 @@ if [[ -z ${SKIP_BUILD:-} ]]; then
 fi
 [[ -x $K6 ]] || die "no k6 at $K6 (make k6)"
 
-# The modes: inputQ and mutex always; noop too when the server lists it (an
-# unknown -mode exits 2 and lists the modes).
+# The modes and the workloads each serves, from the server's registry
+# (`locklab -list-modes`: "mode workload…" per line); E2E_MODES narrows them.
+declare -A serves=()
+modes=()
+while read -r m wls; do
+	serves[$m]=" $wls "
+	modes+=("$m")
+done < <("$SERVER" -list-modes)
+((${#modes[@]} > 0)) || die "'$SERVER -list-modes' listed no mode"
 if [[ -n ${E2E_MODES:-} ]]; then
 	read -r -a modes <<<"$E2E_MODES"
-else
-	modes=(inputQ mutex)
-	set +e
-	list=$("$SERVER" -mode nosuch 2>&1)
-	rc=$?
-	set -e
-	[[ $rc == 2 ]] || die "'$SERVER -mode nosuch' exited $rc, want 2: $list"
-	for m in inputQ mutex; do
-		grep -qw -- "$m" <<<"$list" || die "the server does not list mode $m: $list"
-	done
-	if grep -qw noop <<<"$list"; then modes+=(noop); fi
+	for m in "${modes[@]}"; do [[ -n ${serves[$m]:-} ]] || die "E2E_MODES: the server has no mode $m"; done
 fi
+# served WORKLOAD: does the current mode serve it?
+served() { [[ ${serves[$mode]} == *" $1 "* ]]; }
 log "modes: ${modes[*]}"
 
 srv_pid=""
@@ -138,28 +137,36 @@ for mode in "${modes[@]}"; do
 
 	# The counter, from a fresh server (counter 0): the default script in the
 	# closed model, then k6/counter.js in the open model.
-	k6run root testingscript.js VUS=3 DURATION=${secs}s CHECK_BODY=1
-	k6run counter-open k6/counter.js MODEL=open RATE=300 PRE_VUS=4 MAX_VUS=8 DURATION=${secs}s
-	verify counter SUMMARIES="$(s root),$(s counter-open)" CHECK_COUNTER=1
-	log "$mode: testingscript.js, counter.js (open model): counter == acknowledged increments$stateless"
+	if served counter; then
+		k6run root testingscript.js VUS=3 DURATION=${secs}s CHECK_BODY=1
+		k6run counter-open k6/counter.js MODEL=open RATE=300 PRE_VUS=4 MAX_VUS=8 DURATION=${secs}s
+		verify counter SUMMARIES="$(s root),$(s counter-open)" CHECK_COUNTER=1
+		log "$mode: testingscript.js, counter.js (open model): counter == acknowledged increments$stateless"
+	fi
 
-	k6run kv k6/kv.js VUS=3 DURATION=${secs}s READ_RATIO=0.5 CHECK_BODY=1
-	verify kv SUMMARIES="$(s kv)"
-	log "$mode: kv.js: every Put and Get version consistent$stateless"
+	if served kv; then
+		k6run kv k6/kv.js VUS=3 DURATION=${secs}s READ_RATIO=0.5 CHECK_BODY=1
+		verify kv SUMMARIES="$(s kv)"
+		log "$mode: kv.js: every Put and Get version consistent$stateless"
+	fi
 
 	# Bank: setup() resets to the scenario; every case, mixed.
-	k6run bank-A k6/bank.js SCENARIO=A VUS=4 DURATION=${secs}s CHECK_BODY=1
-	verify bank-A SUMMARIES="$(s bank-A)" EXPECT_BANK=A
-	k6run bank-B k6/bank.js SCENARIO=B VUS=4 DURATION=${secs}s CHECK_BODY=1
-	verify bank-B SUMMARIES="$(s bank-B)" EXPECT_BANK=B EXPECT_REFUSALS=1
-	log "$mode: bank.js scenarios A and B: money conserved, refusals counted in B$stateless"
+	if served bank; then
+		k6run bank-A k6/bank.js SCENARIO=A VUS=4 DURATION=${secs}s CHECK_BODY=1
+		verify bank-A SUMMARIES="$(s bank-A)" EXPECT_BANK=A
+		k6run bank-B k6/bank.js SCENARIO=B VUS=4 DURATION=${secs}s CHECK_BODY=1
+		verify bank-B SUMMARIES="$(s bank-B)" EXPECT_BANK=B EXPECT_REFUSALS=1
+		log "$mode: bank.js scenarios A and B: money conserved, refusals counted in B$stateless"
+	fi
 
 	# One test split in two k6 processes run at once, as k6-operator would:
 	# reset once (every process runs setup(), so the scripts must not), then
-	# counter, bank and kv each as two concurrent segments.
+	# every served workload as two concurrent segments.
 	env ADDR="$addr" SCENARIO=B "$K6" run --quiet --no-color --no-usage-report --address 127.0.0.1:0 \
 		k6/reset.js >"$out/$mode.reset.log" 2>&1 || die "$mode: reset failed, see $out/$mode.reset.log"
+	sums=() checks=()
 	for w in counter bank kv; do
+		served "$w" || continue
 		k6run "seg0-$w" "k6/$w.js" VUS=4 DURATION=${secs}s RESET=0 SCENARIO=B CHECK_BODY=1 \
 			-- --execution-segment 0:1/2 "${seg[@]}" &
 		p0=$!
@@ -168,15 +175,19 @@ for mode in "${modes[@]}"; do
 		p1=$!
 		wait "$p0" || die "$mode: segment 0 of $w failed"
 		wait "$p1" || die "$mode: segment 1 of $w failed"
+		sums+=("$(s "seg0-$w")" "$(s "seg1-$w")")
+		case $w in
+		counter) checks+=(CHECK_COUNTER=1) ;;
+		bank) checks+=(EXPECT_BANK=B EXPECT_REFUSALS=1) ;;
+		esac
 	done
-	verify segments CHECK_COUNTER=1 EXPECT_BANK=B EXPECT_REFUSALS=1 \
-		SUMMARIES="$(s seg0-counter),$(s seg1-counter),$(s seg0-bank),$(s seg1-bank),$(s seg0-kv),$(s seg1-kv)"
+	verify segments "${checks[@]}" SUMMARIES="$(IFS=,; echo "${sums[*]}")"
 	log "$mode: two --execution-segment processes: counter == both acknowledged sums, money conserved$stateless"
 
 	# The negative control, once: two kv processes that are NOT split share
 	# VU ids, so their keys collide and the version checks must catch it —
 	# proof that the segmented kv run above really kept its VUs apart.
-	if [[ -z $negative_done && $mode != noop ]]; then
+	if [[ -z $negative_done && $mode != noop ]] && served kv; then
 		negative_done=1
 		pids=()
 		for i in 0 1; do

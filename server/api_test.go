@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
@@ -612,8 +613,8 @@ func TestNew(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"no mode", Config{}, "no mode given; modes: inputQ, mutex, noop"},
-		{"unknown mode", Config{Mode: "Mutex"}, `unknown mode "Mutex"; modes: inputQ, mutex, noop`},
+		{"no mode", Config{}, "no mode given; modes: " + ModeNames()},
+		{"unknown mode", Config{Mode: "Mutex"}, `unknown mode "Mutex"; modes: ` + ModeNames()},
 		{"sampling not a power of two", Config{Mode: "mutex", SampleEvery: 3}, "power of two"},
 		{"bad bank, inputQ", Config{Mode: "inputQ", Bank: workload.BankConfig{Accounts: workload.MaxAccounts + 1}}, "accounts"},
 		{"bad bank, noop", Config{Mode: "noop", Bank: workload.BankConfig{Scenario: 4}}, "scenario"},
@@ -635,5 +636,60 @@ func TestNew(t *testing.T) {
 			srv.Stop(t.Context())
 			srv.Stop(t.Context()) // twice is harmless
 		})
+	}
+}
+
+// TestUnservedWorkloadsAreUnimplemented: for every store-backed mode and every
+// workload its design does not serve (from the registry, never a list kept
+// here), each data RPC answers UNIMPLEMENTED naming the design and the
+// workload, and the served workloads still work. A mode that serves
+// everything shows nothing here; atomic (a counter only) shows bank and kv.
+func TestUnservedWorkloadsAreUnimplemented(t *testing.T) {
+	seen := 0
+	for _, m := range Modes() {
+		if !m.StoreBacked() || allServed(m) {
+			continue
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			ts := startServer(t, Config{Mode: m.Name})
+			ctx := context.Background()
+			calls := map[int][]func() error{
+				wlCounter: {
+					func() error { _, err := ts.counter.Increment(ctx, &pb.IncrementRequest{Delta: 1}); return err },
+					func() error { _, err := ts.counter.GetValue(ctx, &pb.GetValueRequest{}); return err },
+				},
+				wlBank: {
+					func() error {
+						_, err := ts.bank.TransferMoney(ctx, &pb.TransferMoneyRequest{FromAccount: 1, ToAccount: 2, Amount: 1})
+						return err
+					},
+					func() error { _, err := ts.bank.GetBalance(ctx, &pb.GetBalanceRequest{Account: 1}); return err },
+					func() error { _, err := ts.bank.GetHistory(ctx, &pb.GetHistoryRequest{Account: 1}); return err },
+				},
+				wlKV: {
+					func() error { _, err := ts.kv.Put(ctx, &pb.PutRequest{Key: "k", Value: []byte("v")}); return err },
+					func() error { _, err := ts.kv.Get(ctx, &pb.GetRequest{Key: "k"}); return err },
+				},
+			}
+			require.Len(t, calls, len(Workloads()))
+			for wl, name := range workloadNames {
+				for _, call := range calls[wl] {
+					err := call()
+					if m.Serves(name) {
+						assert.NoError(t, err, name)
+						continue
+					}
+					seen++
+					assert.Equal(t, codes.Unimplemented, status.Code(err), name)
+					assert.Contains(t, status.Convert(err).Message(), "mode "+m.Name+" does not serve workload "+name)
+				}
+			}
+			ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0) // Reset and GetStats work whatever is served
+			st := ts.stats(t)
+			assert.Equal(t, m.Name, st.GetMode())
+		})
+	}
+	if !t.Failed() {
+		assert.Positive(t, seen, "no mode refused a workload: the test would pass without the refusal")
 	}
 }

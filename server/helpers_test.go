@@ -17,9 +17,27 @@ import (
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 )
 
-// storeModes are the modes that keep state; every end-to-end expectation of
-// DESIGN.md §3 holds for each of them alike.
-var storeModes = []string{"mutex", "inputQ"}
+// storeModes are the modes that keep state and serve every workload; every
+// end-to-end expectation of DESIGN.md §3 holds for each of them alike. They
+// come from the registry: a new design is tested here without an edit.
+var storeModes = func() []string {
+	var names []string
+	for _, m := range Modes() {
+		if m.StoreBacked() && allServed(m) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}()
+
+func allServed(m Mode) bool {
+	for _, wl := range Workloads() {
+		if !m.Serves(wl) {
+			return false
+		}
+	}
+	return true
+}
 
 // rpcTimeout bounds every test RPC that has no deadline of its own, so that a
 // hung server fails a test instead of the whole run. The machine is small and

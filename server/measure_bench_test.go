@@ -18,7 +18,7 @@ import (
 //
 //	go test -run '^$' -bench MeasuredStore -benchmem -cpu 1,2 ./server
 func BenchmarkMeasuredStore(b *testing.B) {
-	for _, design := range []string{"mutex", "inputQ"} {
+	for _, design := range store.DesignNames() {
 		for _, par := range []int{1, 64} {
 			for _, every := range []uint64{0, 1, DefaultSampleEvery} {
 				name := fmt.Sprintf("design=%s/par=%d/measure=", design, par)
@@ -31,9 +31,11 @@ func BenchmarkMeasuredStore(b *testing.B) {
 					name += fmt.Sprintf("1in%d", every)
 				}
 				b.Run(name, func(b *testing.B) {
-					st := &stores{}
-					s := newStore[workload.CounterCmd, int64](st, design, workload.NewCounter())
-					defer st.close()
+					s, err := store.New(design, store.Machine[workload.CounterCmd, int64](workload.NewCounter()), store.Config{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close()
 					if every > 0 {
 						s = measure(s, newMetrics(nil, every), wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
 					}

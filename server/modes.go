@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,28 +9,73 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// Mode is one way of serving the API: a store design applied to every
-// workload, or noop.
+// Mode is one way of serving the API: a store design from the registry
+// applied to every workload it serves, or noop.
 type Mode struct {
 	Name string
 	// Doc is one line for -help and the docs.
 	Doc string
-	// design names the store design; "" for noop, which keeps no state.
-	design string
+	// design is the registry row; nil for noop, which keeps no state.
+	design *store.Design
 }
+
+// noopMode answers every data RPC with an empty response.
+var noopMode = Mode{Name: "noop", Doc: "answers every data RPC with an empty response and touches no store: the harness's ceiling"}
 
 // StoreBacked reports whether the mode keeps state, so that the invariants
 // (money conserved, no lost increment) mean something.
-func (m Mode) StoreBacked() bool { return m.design != "" }
+func (m Mode) StoreBacked() bool { return m.design != nil }
 
-// Modes lists the modes in the order -help shows them. Adding a design is a
-// line here and a case in newStore.
-func Modes() []Mode {
-	return []Mode{
-		{Name: "inputQ", design: "inputQ", Doc: "one owner goroutine per workload applies commands from a bounded channel (store.InputQ)"},
-		{Name: "mutex", design: "mutex", Doc: "a sync.Mutex around each workload (store.Mutex)"},
-		{Name: "noop", Doc: "answers every data RPC with an empty response and touches no store: the harness's ceiling"},
+// Design is the mode's registry row; ok is false for noop.
+func (m Mode) Design() (d store.Design, ok bool) {
+	if m.design == nil {
+		return store.Design{}, false
 	}
+	return *m.design, true
+}
+
+// Workloads are the names of the server's workloads, in the order of the API.
+func Workloads() []string { return workloadNames[:] }
+
+// Serves reports whether the mode serves the named workload (one of
+// Workloads) with the full contract; noop "serves" everything, emptily.
+func (m Mode) Serves(name string) bool {
+	for wl, n := range workloadNames {
+		if n == name {
+			return m.servesErr(wl) == nil
+		}
+	}
+	return false
+}
+
+// servesErr is nil if the mode serves workload wl, or says why not.
+func (m Mode) servesErr(wl int) error {
+	if m.design == nil {
+		return nil
+	}
+	switch wl {
+	case wlCounter:
+		return store.Supports(m.Name, store.Machine[workload.CounterCmd, int64](workload.NewCounter()))
+	case wlBank:
+		b, err := workload.NewBank(workload.BankConfig{Accounts: 1})
+		if err != nil {
+			return err
+		}
+		return store.Supports(m.Name, store.Machine[workload.BankCmd, workload.BankResult](b))
+	case wlKV:
+		return store.Supports(m.Name, store.Machine[workload.KVCmd, workload.KVResult](workload.NewKV()))
+	}
+	return fmt.Errorf("no workload %d", wl)
+}
+
+// Modes lists the modes in the order -help shows them: every design of the
+// store registry, then noop.
+func Modes() []Mode {
+	var modes []Mode
+	for _, d := range store.Designs() {
+		modes = append(modes, Mode{Name: d.Name, Doc: d.Doc, design: &d})
+	}
+	return append(modes, noopMode)
 }
 
 // ModeNames returns the names of Modes, comma-separated.
@@ -54,54 +100,72 @@ func LookupMode(name string) (Mode, error) {
 	return Mode{}, fmt.Errorf("unknown mode %q; modes: %s", name, ModeNames())
 }
 
-// queueGauge is what a design with a queue reports (store.InputQ).
-type queueGauge interface {
-	QueueHighWater() int64
-	ResetQueueHighWater() int64
-}
+// errNotServed marks a workload the mode's design does not serve: the data
+// RPCs answer UNIMPLEMENTED (toStatus).
+var errNotServed = errors.New("not served")
 
-// stores holds one store per workload, all of one design. The measured
-// stores serve the data RPCs; the admin RPCs use the bare ones, so that
-// GetStats and Reset do not appear in the latency they report.
+// stores holds one store per workload, all of one design; a workload the
+// design does not serve has nil stores and the reason in its refusal. The
+// measured stores serve the data RPCs; the admin RPCs use the bare ones, so
+// that GetStats and Reset do not appear in the latency they report.
 type stores struct {
 	counter, counterBare store.Store[workload.CounterCmd, int64]
 	bank, bankBare       store.Store[workload.BankCmd, workload.BankResult]
 	kv, kvBare           store.Store[workload.KVCmd, workload.KVResult]
 
-	queues  []queueGauge
+	// refused[wl] is the error a data RPC of an unserved workload answers.
+	refused [numWorkloads]error
+
+	queues  []store.QueueReporter
 	closers []func() error
 }
 
-func newStores(design string, bank workload.BankConfig, m *metrics) (*stores, error) {
+func newStores(mode Mode, cfg store.Config, bank workload.BankConfig, m *metrics) (*stores, error) {
 	b, err := workload.NewBank(bank)
 	if err != nil {
 		return nil, err
 	}
 	st := &stores{}
-	st.counterBare = newStore[workload.CounterCmd, int64](st, design, workload.NewCounter())
-	st.bankBare = newStore[workload.BankCmd, workload.BankResult](st, design, b)
-	st.kvBare = newStore[workload.KVCmd, workload.KVResult](st, design, workload.NewKV())
-	st.counter = measure(st.counterBare, m, wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
-	st.bank = measure(st.bankBare, m, wlBank, func(c workload.BankCmd) int { return int(c.Op) })
-	st.kv = measure(st.kvBare, m, wlKV, func(c workload.KVCmd) int { return int(c.Op) })
+	var errs []error
+	st.counterBare, err = newStore[workload.CounterCmd, int64](st, mode, cfg, wlCounter, workload.NewCounter())
+	errs = append(errs, err)
+	st.bankBare, err = newStore[workload.BankCmd, workload.BankResult](st, mode, cfg, wlBank, b)
+	errs = append(errs, err)
+	st.kvBare, err = newStore[workload.KVCmd, workload.KVResult](st, mode, cfg, wlKV, workload.NewKV())
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		st.close()
+		return nil, err
+	}
+	if st.counterBare != nil {
+		st.counter = measure(st.counterBare, m, wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
+	}
+	if st.bankBare != nil {
+		st.bank = measure(st.bankBare, m, wlBank, func(c workload.BankCmd) int { return int(c.Op) })
+	}
+	if st.kvBare != nil {
+		st.kv = measure(st.kvBare, m, wlKV, func(c workload.KVCmd) int { return int(c.Op) })
+	}
 	return st, nil
 }
 
-// newStore wraps m in the named design and registers it for Close (and, for a
-// queue, for the high-water mark).
-func newStore[C, R any](st *stores, design string, m store.Machine[C, R]) store.Store[C, R] {
-	switch design {
-	case "mutex":
-		s := store.NewMutex(m)
-		st.closers = append(st.closers, s.Close)
-		return s
-	case "inputQ":
-		q := store.NewInputQ(m)
-		st.closers = append(st.closers, q.Close)
-		st.queues = append(st.queues, q)
-		return q
+// newStore wraps mc in the mode's design and registers it for Close (and, for
+// an owner design, for the queue gauges). A workload the design does not
+// serve gets a nil store and its refusal, not an error.
+func newStore[C, R any](st *stores, mode Mode, cfg store.Config, wl int, mc store.Machine[C, R]) (store.Store[C, R], error) {
+	s, err := store.New(mode.Name, mc, cfg)
+	if errors.Is(err, store.ErrUnsupported) {
+		st.refused[wl] = fmt.Errorf("%w: mode %s does not serve workload %s: %w", errNotServed, mode.Name, workloadNames[wl], err)
+		return nil, nil
 	}
-	panic(fmt.Sprintf("server: mode table names unknown design %q", design))
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, s.Close)
+	if q, ok := s.(store.QueueReporter); ok && mode.design.Owner {
+		st.queues = append(st.queues, q)
+	}
+	return s, nil
 }
 
 func (st *stores) queueHighWater() int64 {

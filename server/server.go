@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -36,6 +37,9 @@ type Config struct {
 	// Bank is the bank at start; its zero value is the default (1000
 	// accounts, scenario A, 20,000,000 each).
 	Bank workload.BankConfig
+	// Store holds the design's options (queue size, batch limit, shards);
+	// its zero value gives the defaults.
+	Store store.Config
 	// SampleEvery measures the store time of one command in SampleEvery,
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
 	// command).
@@ -77,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 
 	s := &Server{mode: mode, health: health.NewServer()}
 	if mode.StoreBacked() {
-		if s.st, err = newStores(mode.design, cfg.Bank, m); err != nil {
+		if s.st, err = newStores(mode, cfg.Store, cfg.Bank, m); err != nil {
 			return nil, err
 		}
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {

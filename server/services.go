@@ -18,6 +18,9 @@ type counterService struct {
 }
 
 func (s *counterService) Increment(ctx context.Context, r *pb.IncrementRequest) (*pb.IncrementResponse, error) {
+	if s.st.counter == nil {
+		return nil, toStatus(s.st.refused[wlCounter])
+	}
 	v, err := s.st.counter.Do(ctx, workload.CounterCmd{Op: workload.CounterIncrement, Delta: r.GetDelta()})
 	if err != nil {
 		return nil, toStatus(err)
@@ -26,6 +29,9 @@ func (s *counterService) Increment(ctx context.Context, r *pb.IncrementRequest) 
 }
 
 func (s *counterService) GetValue(ctx context.Context, _ *pb.GetValueRequest) (*pb.GetValueResponse, error) {
+	if s.st.counter == nil {
+		return nil, toStatus(s.st.refused[wlCounter])
+	}
 	v, err := s.st.counter.Do(ctx, workload.CounterCmd{Op: workload.CounterGet})
 	if err != nil {
 		return nil, toStatus(err)
@@ -39,6 +45,9 @@ type bankService struct {
 }
 
 func (s *bankService) TransferMoney(ctx context.Context, r *pb.TransferMoneyRequest) (*pb.TransferMoneyResponse, error) {
+	if s.st.bank == nil {
+		return nil, toStatus(s.st.refused[wlBank])
+	}
 	res, err := s.st.bank.Do(ctx, workload.BankCmd{Op: workload.BankTransfer, From: r.GetFromAccount(), To: r.GetToAccount(), Amount: r.GetAmount()})
 	if err != nil {
 		return nil, toStatus(err)
@@ -47,6 +56,9 @@ func (s *bankService) TransferMoney(ctx context.Context, r *pb.TransferMoneyRequ
 }
 
 func (s *bankService) GetBalance(ctx context.Context, r *pb.GetBalanceRequest) (*pb.GetBalanceResponse, error) {
+	if s.st.bank == nil {
+		return nil, toStatus(s.st.refused[wlBank])
+	}
 	res, err := s.st.bank.Do(ctx, workload.BankCmd{Op: workload.BankBalance, From: r.GetAccount()})
 	if err != nil {
 		return nil, toStatus(err)
@@ -55,6 +67,9 @@ func (s *bankService) GetBalance(ctx context.Context, r *pb.GetBalanceRequest) (
 }
 
 func (s *bankService) GetHistory(ctx context.Context, r *pb.GetHistoryRequest) (*pb.GetHistoryResponse, error) {
+	if s.st.bank == nil {
+		return nil, toStatus(s.st.refused[wlBank])
+	}
 	res, err := s.st.bank.Do(ctx, workload.BankCmd{Op: workload.BankHistory, From: r.GetAccount(), Limit: r.GetLimit()})
 	if err != nil {
 		return nil, toStatus(err)
@@ -72,6 +87,9 @@ type kvService struct {
 }
 
 func (s *kvService) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse, error) {
+	if s.st.kv == nil {
+		return nil, toStatus(s.st.refused[wlKV])
+	}
 	res, err := s.st.kv.Do(ctx, workload.KVCmd{Op: workload.KVPut, Key: r.GetKey(), Value: r.GetValue()})
 	if err != nil {
 		return nil, toStatus(err)
@@ -80,6 +98,9 @@ func (s *kvService) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse,
 }
 
 func (s *kvService) Get(ctx context.Context, r *pb.GetRequest) (*pb.GetResponse, error) {
+	if s.st.kv == nil {
+		return nil, toStatus(s.st.refused[wlKV])
+	}
 	res, err := s.st.kv.Do(ctx, workload.KVCmd{Op: workload.KVGet, Key: r.GetKey()})
 	if err != nil {
 		return nil, toStatus(err)
@@ -153,20 +174,28 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 		return nil, toStatus(workload.ErrScenario)
 	}
 	cfg := workload.BankConfig{Scenario: workload.Scenario(r.GetScenario()), Accounts: r.GetAccounts(), InitialBalance: r.GetInitialBalance()}
-	if s.st == nil {
-		// noop keeps no bank, but refuses what the others refuse.
+	// A mode that keeps no bank (noop, or a design that does not serve it)
+	// refuses what the others refuse all the same.
+	if s.st == nil || s.st.bankBare == nil {
 		if _, err := workload.NewBank(cfg); err != nil {
 			return nil, toStatus(err)
 		}
-	} else {
-		if _, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankReset, Config: cfg}); err != nil {
-			return nil, toStatus(err)
+	}
+	if s.st != nil {
+		if s.st.bankBare != nil {
+			if _, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankReset, Config: cfg}); err != nil {
+				return nil, toStatus(err)
+			}
 		}
-		if _, err := s.st.counterBare.Do(ctx, workload.CounterCmd{Op: workload.CounterReset}); err != nil {
-			return nil, toStatus(err)
+		if s.st.counterBare != nil {
+			if _, err := s.st.counterBare.Do(ctx, workload.CounterCmd{Op: workload.CounterReset}); err != nil {
+				return nil, toStatus(err)
+			}
 		}
-		if _, err := s.st.kvBare.Do(ctx, workload.KVCmd{Op: workload.KVReset}); err != nil {
-			return nil, toStatus(err)
+		if s.st.kvBare != nil {
+			if _, err := s.st.kvBare.Do(ctx, workload.KVCmd{Op: workload.KVReset}); err != nil {
+				return nil, toStatus(err)
+			}
 		}
 		s.st.resetQueueHighWater()
 	}
@@ -179,20 +208,27 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
 	out := &pb.GetStatsResponse{Mode: s.mode.Name, StoreBacked: s.st != nil, LatencySampleEvery: uint32(s.sampleEvery)}
 	if s.st != nil {
-		sum, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankSummary})
-		if err != nil {
-			return nil, toStatus(err)
+		if s.st.bankBare != nil {
+			sum, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankSummary})
+			if err != nil {
+				return nil, toStatus(err)
+			}
+			out.TotalBalance, out.MinBalance, out.Accounts, out.Transfers = sum.Total, sum.MinBalance, sum.Accounts, sum.Seq
 		}
-		v, err := s.st.counterBare.Do(ctx, workload.CounterCmd{Op: workload.CounterGet})
-		if err != nil {
-			return nil, toStatus(err)
+		if s.st.counterBare != nil {
+			v, err := s.st.counterBare.Do(ctx, workload.CounterCmd{Op: workload.CounterGet})
+			if err != nil {
+				return nil, toStatus(err)
+			}
+			out.CounterValue = v
 		}
-		n, err := s.st.kvBare.Do(ctx, workload.KVCmd{Op: workload.KVLen})
-		if err != nil {
-			return nil, toStatus(err)
+		if s.st.kvBare != nil {
+			n, err := s.st.kvBare.Do(ctx, workload.KVCmd{Op: workload.KVLen})
+			if err != nil {
+				return nil, toStatus(err)
+			}
+			out.KvKeys = n.Version
 		}
-		out.TotalBalance, out.MinBalance, out.Accounts, out.Transfers = sum.Total, sum.MinBalance, sum.Accounts, sum.Seq
-		out.CounterValue, out.KvKeys = v, n.Version
 		out.QueueHighWater = s.st.queueHighWater()
 	}
 	ws := s.m.read()

@@ -31,6 +31,8 @@ func codeOf(err error) codes.Code {
 		return codes.FailedPrecondition
 	case errors.Is(err, workload.ErrOverflow):
 		return codes.OutOfRange
+	case errors.Is(err, errNotServed):
+		return codes.Unimplemented
 	case errors.Is(err, store.ErrClosed):
 		return codes.Unavailable
 	case errors.Is(err, context.DeadlineExceeded):

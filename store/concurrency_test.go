@@ -28,7 +28,7 @@ func TestConcurrentBank(t *testing.T) {
 		initial  = 1000
 		each     = 150
 	)
-	for _, d := range designs[workload.BankCmd, workload.BankResult]() {
+	for _, d := range designsFor[workload.BankCmd, workload.BankResult](newTestBank()) {
 		t.Run(d.name, func(t *testing.T) {
 			bank, err := workload.NewBank(workload.BankConfig{Accounts: accounts, InitialBalance: initial})
 			require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestConcurrentBank(t *testing.T) {
 // increments; no two increments return the same value.
 func TestConcurrentCounter(t *testing.T) {
 	const each = 200
-	for _, d := range designs[workload.CounterCmd, int64]() {
+	for _, d := range designsFor[workload.CounterCmd, int64](workload.NewCounter()) {
 		t.Run(d.name, func(t *testing.T) {
 			s := d.new(workload.NewCounter())
 			defer s.Close()

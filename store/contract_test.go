@@ -47,12 +47,12 @@ func TestContract(t *testing.T) {
 		{name: "Do after Close is refused", setup: []testCmd{{n: 2}}, close: true, cmd: testCmd{n: 4},
 			wantErr: ErrClosed, wantLog: []testCmd{{n: 2}}},
 	}
-	for _, d := range designs[testCmd, int]() {
+	for _, d := range designsFor[testCmd, int](capableOf[testCmd, int](&recorder{})) {
 		t.Run(d.name, func(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					m := &recorder{}
-					s := d.new(m)
+					s := d.new(capableOf[testCmd, int](m))
 					defer s.Close()
 					ctx := context.Background()
 					for _, c := range tt.setup {
@@ -79,7 +79,7 @@ func TestContract(t *testing.T) {
 			}
 
 			t.Run("ErrClosed is recognisable", func(t *testing.T) {
-				s := d.new(&recorder{})
+				s := d.new(capableOf[testCmd, int](&recorder{}))
 				require.NoError(t, s.Close())
 				_, err := s.Do(context.Background(), testCmd{n: 1})
 				assert.ErrorIs(t, err, ErrClosed)
@@ -88,7 +88,7 @@ func TestContract(t *testing.T) {
 
 			t.Run("Close twice", func(t *testing.T) {
 				m := &recorder{}
-				s := d.new(m)
+				s := d.new(capableOf[testCmd, int](m))
 				_, err := s.Do(context.Background(), testCmd{n: 1})
 				require.NoError(t, err)
 				assert.NoError(t, s.Close())
@@ -99,13 +99,13 @@ func TestContract(t *testing.T) {
 			})
 
 			t.Run("Close without any Do", func(t *testing.T) {
-				s := d.new(&recorder{})
+				s := d.new(capableOf[testCmd, int](&recorder{}))
 				assert.NoError(t, s.Close())
 			})
 
 			t.Run("Close concurrently", func(t *testing.T) {
 				m := &recorder{}
-				s := d.new(m)
+				s := d.new(capableOf[testCmd, int](m))
 				_, err := s.Do(context.Background(), testCmd{n: 1})
 				require.NoError(t, err)
 				const closers = 8
@@ -134,7 +134,7 @@ func TestContract(t *testing.T) {
 // applied has finished, so that a caller may read or discard the machine once
 // Close returns.
 func TestContractCloseWaitsForApply(t *testing.T) {
-	for _, d := range designs[int, int]() {
+	for _, d := range designsFor[int, int](newGate()) {
 		t.Run(d.name, func(t *testing.T) {
 			g := newGate()
 			s := d.new(g)
@@ -180,7 +180,7 @@ func TestContractApplyNeverConcurrent(t *testing.T) {
 		wg.Wait()
 		require.NoError(t, s.Close())
 	}
-	for _, d := range designs[int, int]() {
+	for _, d := range designsFor[int, int](&overlapDetector{}) {
 		t.Run(d.name, func(t *testing.T) {
 			m := &overlapDetector{}
 			run(t, d.new(m))

@@ -41,14 +41,14 @@ func ExampleNewMutex() {
 	var wg sync.WaitGroup
 	for range 100 {
 		wg.Go(func() {
-			if _, err := s.Do(context.Background(), vote{"ada"}); err != nil {
+			if _, err := s.Do(context.Background(), vote{candidate: "ada"}); err != nil {
 				panic(err)
 			}
 		})
 	}
 	wg.Wait()
 
-	n, err := s.Do(context.Background(), vote{"ada"})
+	n, err := s.Do(context.Background(), vote{candidate: "ada"})
 	fmt.Println(n, err)
 	// Output: 101 <nil>
 }
@@ -84,21 +84,56 @@ func ExampleNewInputQ() {
 	// true
 }
 
-// Code written against store.Store switches design by changing one
-// constructor.
+// Code written against store.Store switches design by changing one name.
+// A design that needs a capability the machine lacks is refused with
+// ErrUnsupported.
 func Example() {
-	designs := map[string]func() store.Store[vote, int]{
-		"mutex":  func() store.Store[vote, int] { return store.NewMutex(newTally()) },
-		"inputQ": func() store.Store[vote, int] { return store.NewInputQ(newTally()) },
-	}
-	for _, name := range []string{"mutex", "inputQ"} {
-		s := designs[name]()
-		s.Do(context.Background(), vote{"ada"})
-		n, _ := s.Do(context.Background(), vote{"ada"})
+	for _, name := range []string{"mutex", "inputQ", "combining", "rwmutex"} {
+		s, err := store.New(name, newTally(), store.Config{})
+		if errors.Is(err, store.ErrUnsupported) {
+			fmt.Println(name, "refused:", err)
+			continue
+		}
+		s.Do(context.Background(), vote{candidate: "ada"})
+		n, _ := s.Do(context.Background(), vote{candidate: "ada"})
 		s.Close()
 		fmt.Println(name, n)
 	}
 	// Output:
 	// mutex 2
 	// inputQ 2
+	// combining 2
+	// rwmutex refused: store: design does not support this machine: rwmutex needs a machine with reads
+}
+
+// readTally is a tally that says which commands only read, so that the
+// rwmutex design can let them share the lock.
+type readTally struct{ *tally }
+
+// ReadOnly: every vote counts, so none only reads; a query command would.
+func (readTally) ReadOnly(vote) bool { return false }
+
+func ExampleNew_rwmutex() {
+	s, _ := store.New[vote, int]("rwmutex", readTally{newTally()}, store.Config{})
+	defer s.Close()
+	s.Do(context.Background(), vote{candidate: "ada"})
+	n, _ := s.Do(context.Background(), vote{candidate: "ada"})
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleNew_inputQBatch() {
+	s, _ := store.New[vote, int]("inputQ-batch", newTally(), store.Config{BatchLimit: 16})
+	defer s.Close()
+	n, _ := s.Do(context.Background(), vote{candidate: "ada"})
+	fmt.Println(n)
+	// Output: 1
+}
+
+func ExampleNew_combining() {
+	s, _ := store.New[vote, int]("combining", newTally(), store.Config{})
+	defer s.Close()
+	n, _ := s.Do(context.Background(), vote{candidate: "ada"})
+	fmt.Println(n)
+	// Output: 1
 }

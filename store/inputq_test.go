@@ -15,12 +15,15 @@ import (
 )
 
 // These tests reach inside InputQ to know when a caller is where the test
-// needs it: len(q.reqs) counts accepted commands waiting for the owner, and
+// needs it: len(q.engine().box.q) counts accepted commands waiting for the owner, and
 // inFlight counts callers still trying to put a command into a full queue.
 
 // inFlight is the number of Do calls that passed the closed check and have not
 // yet been accepted or given up.
-func (q *InputQ[C, R]) inFlight() int64 { return q.state.Load() &^ closedBit }
+func (q *InputQ[C, R]) inFlight() int64 { return q.engine().gate.state.Load() &^ closedBit }
+
+// engine is the InputQ's owner machinery.
+func (q *InputQ[C, R]) engine() *inputQEngine { return q.eng.(*inputQEngine) }
 
 type outcome struct {
 	cmd int
@@ -50,7 +53,7 @@ func fillQueue(t *testing.T, q *InputQ[int, int], cmds []int, ctx context.Contex
 	for _, c := range cmds {
 		goDo(ctx, q, c, out)
 	}
-	waitFor(t, func() bool { return len(q.reqs) == len(cmds) }, "%d commands accepted", len(cmds))
+	waitFor(t, func() bool { return len(q.engine().box.q) == len(cmds) }, "%d commands accepted", len(cmds))
 }
 
 // blockSenders starts callers that find the queue full, and waits until all
@@ -105,7 +108,7 @@ func TestInputQCloseWhileCallersWait(t *testing.T) {
 			close(g.release)
 			require.NoError(t, within(t, closed, "Close did not return"))
 			select {
-			case <-q.done:
+			case <-q.engine().box.done:
 			default:
 				t.Fatal("Close returned before the owner goroutine exited")
 			}
@@ -405,20 +408,22 @@ func closeRacesDoRound(t *testing.T, round int) (results int) {
 func TestInputQCloseWaitsForCallerMidSend(t *testing.T) {
 	m := &recorder{}
 	q := NewInputQ[testCmd, int](m, WithQueueSize(4))
-	q.state.Add(1) // passed the closed check
+	q.engine().gate.state.Add(1) // passed the closed check
 
 	closed := make(chan error, 1)
 	go func() { closed <- q.Close() }()
-	waitFor(t, func() bool { return q.state.Load()&closedBit != 0 }, "Close started")
+	waitFor(t, func() bool { return q.engine().gate.state.Load()&closedBit != 0 }, "Close started")
 	notYet(t, closed, "Close returned while a caller could still send")
 	_, err := q.Do(context.Background(), testCmd{n: 1})
 	assert.ErrorIs(t, err, ErrClosed, "a caller arriving after Close is refused")
 
-	req := q.pool.Get().(*request[testCmd, int])
-	req.cmd = testCmd{n: 5}
-	q.reqs <- req
-	q.state.Add(-1) // accepted
-	assert.Equal(t, reply[int]{r: 5}, within(t, req.reply, "the accepted command was not answered"))
+	c := q.pool.Get().(*call[testCmd, int])
+	c.cmd = testCmd{n: 5}
+	q.engine().box.q <- c
+	q.engine().gate.state.Add(-1) // accepted
+	within(t, c.done, "the accepted command was not answered")
+	assert.Equal(t, 5, c.r)
+	assert.NoError(t, c.err)
 	require.NoError(t, within(t, closed, "Close did not return"))
 	assert.Equal(t, []testCmd{{n: 5}}, m.log)
 }

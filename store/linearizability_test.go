@@ -169,7 +169,7 @@ func bankOps(rng *rand.Rand) workload.BankCmd {
 }
 
 func TestLinearizableCounter(t *testing.T) {
-	for _, d := range designs[workload.CounterCmd, int64]() {
+	for _, d := range designsFor[workload.CounterCmd, int64](workload.NewCounter()) {
 		t.Run(d.name, func(t *testing.T) {
 			s := d.new(workload.NewCounter())
 			defer s.Close()
@@ -180,7 +180,7 @@ func TestLinearizableCounter(t *testing.T) {
 
 func TestLinearizableBank(t *testing.T) {
 	const initial = 100
-	for _, d := range designs[workload.BankCmd, workload.BankResult]() {
+	for _, d := range designsFor[workload.BankCmd, workload.BankResult](newTestBank()) {
 		t.Run(d.name, func(t *testing.T) {
 			bank, err := workload.NewBank(workload.BankConfig{Accounts: linBankAccounts, InitialBalance: initial})
 			require.NoError(t, err)

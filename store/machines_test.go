@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/workload"
 )
 
 // The small machines the store tests run the designs over. Each is a plain
@@ -113,4 +115,13 @@ func within[T any](t *testing.T, ch <-chan T, msg string) T {
 		t.Fatal(msg)
 		panic("unreachable")
 	}
+}
+
+// newTestBank is a sample bank for designsFor.
+func newTestBank() *workload.Bank {
+	b, err := workload.NewBank(workload.BankConfig{})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -5,50 +5,55 @@ import (
 	"sync"
 )
 
-// Mutex guards a machine with a sync.Mutex: Do locks, applies, unlocks.
-//
-// The result is produced by Apply while the lock is held and is a value owned by
-// the caller; nothing reads the machine after Unlock (the data race of the toy
-// benchmark this project started from).
-type Mutex[C, R any] struct {
-	mu     sync.Mutex // protects m and closed
-	m      Machine[C, R]
+// mutexEngine is the mutex design: a sync.Mutex around every Apply. The
+// caller applies its own command while it holds the lock, and its result is
+// a value it owns; nothing reads the machine after Unlock.
+type mutexEngine struct {
+	mu     sync.Mutex // protects the machine and closed
 	closed bool
 }
 
-var _ Store[int, int] = (*Mutex[int, int])(nil)
+func newMutexEngine(machineInfo, Config) engine { return &mutexEngine{} }
+
+// acquire does not watch ctx once it waits for the lock (a sync.Mutex cannot
+// be abandoned), as with an accepted InputQ command; the command is then
+// applied unless Close takes the lock first.
+func (e *mutexEngine) acquire(context.Context, access) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (e *mutexEngine) release(access) { e.mu.Unlock() }
+
+// close waits for the command being applied, if any, and makes every later
+// Do return ErrClosed.
+func (e *mutexEngine) close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	return nil
+}
+
+// Mutex is the mutex design with its types named: what New("mutex", …)
+// returns, for callers who want the concrete type.
+type Mutex[C, R any] struct{ *facade[C, R] }
 
 // NewMutex returns a Mutex store around m. The caller must not use m directly
 // afterwards.
 func NewMutex[C, R any](m Machine[C, R]) *Mutex[C, R] {
-	return &Mutex[C, R]{m: m}
+	return &Mutex[C, R]{mustNew("mutex", m, Config{})}
 }
 
-// Do applies cmd under the lock. A context that has already ended returns
-// ctx.Err() and applies nothing. Once Do waits for the lock it no longer
-// watches ctx (sync.Mutex cannot be abandoned), as with an accepted InputQ
-// command; the command is then applied unless Close takes the lock first.
-func (s *Mutex[C, R]) Do(ctx context.Context, cmd C) (R, error) {
-	if err := ctx.Err(); err != nil {
-		var zero R
-		return zero, err
+// mustNew is New for the typed constructors, whose designs serve every
+// machine: an error is a bug.
+func mustNew[C, R any](design string, m Machine[C, R], cfg Config) *facade[C, R] {
+	s, err := New(design, m, cfg)
+	if err != nil {
+		panic(err)
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		var zero R
-		return zero, ErrClosed
-	}
-	r, err := s.m.Apply(cmd)
-	s.mu.Unlock()
-	return r, err
-}
-
-// Close waits for the command being applied, if any, and makes every later Do
-// return ErrClosed. It is safe to call more than once.
-func (s *Mutex[C, R]) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	return nil
+	return s.(*facade[C, R])
 }

@@ -1,6 +1,9 @@
 package workload
 
-import "math"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // Bank defaults and limits (DESIGN.md §2 and the ghz bank benchmark seed).
 const (
@@ -149,14 +152,23 @@ func (a *account) newest(n int) []Transfer {
 
 // Bank holds accounts numbered 1..N with int64 balances, a global transfer
 // sequence and each account's last HistoryKept transfers.
+//
+// Bank implements the store package's optional capabilities: ReadOnly
+// (balances, histories and summaries only read) and Sharded (account id
+// modulo the shard count; a transfer touches its two accounts' shards, a
+// summary or reset every shard). Under sharding, transfers between disjoint
+// shards run at once; the global sequence is then drawn with an atomic add
+// while both accounts' shards are held, so it stays unique, and increasing
+// along every account's history (docs/decisions.md).
 type Bank struct {
 	accounts []account // accounts[id-1]
-	seq      uint64
+	seq      atomic.Uint64
+	shards   uint32 // 1 until SetShards
 }
 
 // NewBank returns a bank made from cfg, or an error wrapping ErrInvalid.
 func NewBank(cfg BankConfig) (*Bank, error) {
-	b := &Bank{}
+	b := &Bank{shards: 1}
 	if err := b.reset(cfg); err != nil {
 		return nil, err
 	}
@@ -177,7 +189,7 @@ func (b *Bank) reset(cfg BankConfig) error {
 			b.accounts[i].balance = cfg.InitialBalance
 		}
 	}
-	b.seq = 0
+	b.seq.Store(0)
 	return nil
 }
 
@@ -216,7 +228,7 @@ func (b *Bank) Apply(cmd BankCmd) (BankResult, error) {
 	case BankReset:
 		return BankResult{}, b.reset(cmd.Config)
 	case BankSummary:
-		r := BankResult{Seq: b.seq, Accounts: uint32(len(b.accounts)), MinBalance: math.MaxInt64}
+		r := BankResult{Seq: b.seq.Load(), Accounts: uint32(len(b.accounts)), MinBalance: math.MaxInt64}
 		for i := range b.accounts {
 			r.Total += b.accounts[i].balance
 			r.MinBalance = min(r.MinBalance, b.accounts[i].balance)
@@ -249,9 +261,38 @@ func (b *Bank) transfer(from, to uint32, amount int64) (BankResult, error) {
 	// transfers conserve it.
 	src.balance -= amount
 	dst.balance += amount
-	b.seq++
-	t := Transfer{Seq: b.seq, From: from, To: to, Amount: amount}
+	t := Transfer{Seq: b.seq.Add(1), From: from, To: to, Amount: amount}
 	src.record(t)
 	dst.record(t)
 	return BankResult{Seq: t.Seq, FromBalance: src.balance, ToBalance: dst.balance}, nil
+}
+
+// ReadOnly reports whether cmd only reads (store.ReadOnly).
+func (b *Bank) ReadOnly(cmd BankCmd) bool {
+	switch cmd.Op {
+	case BankBalance, BankHistory, BankSummary:
+		return true
+	}
+	return false
+}
+
+// SetShards splits the accounts into n shards by id modulo n (store.Sharded).
+// The state needs no change: each account is its own memory.
+func (b *Bank) SetShards(n int) { b.shards = uint32(max(n, 1)) }
+
+// ShardsOf reports the shards cmd touches (store.Sharded): its one or two
+// accounts' shards, lower first, or every shard (-1) for a summary or reset.
+// An account out of range maps to some shard and is refused by Apply there.
+func (b *Bank) ShardsOf(cmd BankCmd) (int, int) {
+	switch cmd.Op {
+	case BankTransfer:
+		x, y := int(cmd.From%b.shards), int(cmd.To%b.shards)
+		return min(x, y), max(x, y)
+	case BankBalance, BankHistory:
+		x := int(cmd.From % b.shards)
+		return x, x
+	case BankReset, BankSummary:
+		return -1, -1
+	}
+	return 0, 0
 }

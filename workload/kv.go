@@ -44,11 +44,14 @@ type kvEntry struct {
 
 // KV maps string keys to byte values, each with a version that counts its Puts.
 type KV struct {
-	m map[string]kvEntry
+	// shards[shardOf(key)] holds the key. One map until SetShards: a Go
+	// map may not be written by two goroutines at once, so the sharded
+	// designs need one per shard.
+	shards []map[string]kvEntry
 }
 
 // NewKV returns an empty map.
-func NewKV() *KV { return &KV{m: make(map[string]kvEntry)} }
+func NewKV() *KV { return &KV{shards: []map[string]kvEntry{{}}} }
 
 func validKey(k string) error {
 	switch {
@@ -71,26 +74,75 @@ func (kv *KV) Apply(cmd KVCmd) (KVResult, error) {
 		if len(cmd.Value) > MaxValueLen {
 			return KVResult{}, ErrValueTooLarge
 		}
-		e := kv.m[cmd.Key]
+		m := kv.shards[kv.shardOf(cmd.Key)]
+		e := m[cmd.Key]
 		e.version++
 		e.value = append([]byte(nil), cmd.Value...)
-		kv.m[cmd.Key] = e
+		m[cmd.Key] = e
 		return KVResult{Version: e.version}, nil
 	case KVGet:
 		if err := validKey(cmd.Key); err != nil {
 			return KVResult{}, err
 		}
-		e, ok := kv.m[cmd.Key]
+		e, ok := kv.shards[kv.shardOf(cmd.Key)][cmd.Key]
 		if !ok {
 			return KVResult{}, ErrNoKey
 		}
 		return KVResult{Value: append([]byte(nil), e.value...), Version: e.version}, nil
 	case KVReset:
-		clear(kv.m)
+		for _, m := range kv.shards {
+			clear(m)
+		}
 		return KVResult{}, nil
 	case KVLen:
-		return KVResult{Version: uint64(len(kv.m))}, nil
+		n := 0
+		for _, m := range kv.shards {
+			n += len(m)
+		}
+		return KVResult{Version: uint64(n)}, nil
 	default:
 		return KVResult{}, ErrUnknownOp
 	}
+}
+
+// ReadOnly reports whether cmd only reads (store.ReadOnly).
+func (kv *KV) ReadOnly(cmd KVCmd) bool { return cmd.Op == KVGet || cmd.Op == KVLen }
+
+// SetShards splits the map into n, by a hash of the key (store.Sharded). It
+// is called before the first Apply; keys already stored move to their shard.
+func (kv *KV) SetShards(n int) {
+	old := kv.shards
+	kv.shards = make([]map[string]kvEntry, max(n, 1))
+	for i := range kv.shards {
+		kv.shards[i] = map[string]kvEntry{}
+	}
+	for _, m := range old {
+		for k, e := range m {
+			kv.shards[kv.shardOf(k)][k] = e
+		}
+	}
+}
+
+// ShardsOf reports the shard of cmd's key, or every shard (-1) for a reset or
+// a count (store.Sharded).
+func (kv *KV) ShardsOf(cmd KVCmd) (int, int) {
+	switch cmd.Op {
+	case KVReset, KVLen:
+		return -1, -1
+	}
+	s := kv.shardOf(cmd.Key)
+	return s, s
+}
+
+// shardOf hashes key with FNV-1a, which allocates nothing.
+func (kv *KV) shardOf(key string) int {
+	if len(kv.shards) == 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % uint32(len(kv.shards)))
 }

@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"sync"
+)
+
+// Every design in the registry is an engine with the command types erased,
+// behind one generic façade that owns the typed parts: the machine, its
+// capability methods and the pooled per-call slots. So each design is one
+// plain file, every design is reached through the same calling convention (a
+// fair comparison), and New needs no case per design.
+//
+// Engines come in two styles. A locker guards the machine while the caller
+// applies the command itself (mutex, rwmutex, sharded, atomic): no slot, no
+// hand-off. An executor takes the command as an op and applies it on some
+// goroutine, maybe another caller's or an owner's (the inputQs, combining).
+
+// machineInfo is what an engine may know about the machine it guards.
+type machineInfo struct {
+	caps Capability
+	// commit is the machine's Commit, nil unless CapCommit. Executors call
+	// it; for lockers the façade calls it inside the critical section.
+	commit func() error
+}
+
+// access is what a design needs to know about one command: computed by the
+// façade from the machine's capabilities, zero where the machine has none.
+type access struct {
+	read bool // only reads (CapReads)
+	a, b int  // shards touched (CapShards): a < 0 every shard, else a <= b
+}
+
+type engine interface {
+	close() error
+}
+
+type locker interface {
+	engine
+	// acquire returns once the command may be applied by the caller, or
+	// returns ErrClosed (or ctx.Err()) without guarding anything.
+	acquire(ctx context.Context, a access) error
+	release(a access)
+}
+
+type executor interface {
+	engine
+	// exec returns nil once x has been applied and its result stored in x.
+	// Otherwise x was not applied (ErrClosed, ctx.Err() before acceptance)
+	// or will be applied without anyone waiting (ctx.Err() after it); in
+	// both cases the engine may still hold x, so the caller drops it.
+	exec(ctx context.Context, x op) error
+}
+
+// op is one command on its way through an executor, with the slot for its
+// result.
+type op interface {
+	apply()           // Apply it; the result stays in the op
+	fail(err error)   // replace the result: its Commit failed
+	access() access   // as computed by the façade
+	ready() chan bool // capacity 1: the executor signals here once the op is applied
+	node() *opNode    // the op's own link for combining's publication list
+}
+
+// opNode links published ops (combining). It lives inside the op, so
+// publishing allocates nothing.
+type opNode struct {
+	next *opNode
+	op   op
+}
+
+// call is the façade's op: a pooled slot for one command and its result.
+type call[C, R any] struct {
+	f    *facade[C, R]
+	cmd  C
+	r    R
+	err  error
+	acc  access
+	done chan bool
+	n    opNode
+}
+
+func (c *call[C, R]) apply()           { c.r, c.err = c.f.apply(c.cmd) }
+func (c *call[C, R]) fail(err error)   { var zero R; c.r, c.err = zero, err }
+func (c *call[C, R]) access() access   { return c.acc }
+func (c *call[C, R]) ready() chan bool { return c.done }
+func (c *call[C, R]) node() *opNode    { return &c.n }
+
+// facade is the Store of every registry design.
+type facade[C, R any] struct {
+	design Design
+	apply  func(C) (R, error) // m.Apply, or ApplyAtomic for a design that needs CapAtomic
+	reads  func(C) bool       // nil unless the design uses CapReads
+	shards func(C) (int, int) // nil unless the design uses CapShards
+	commit func() error       // nil unless the machine commits
+	lk     locker             // one of lk and ex is set
+	ex     executor
+	eng    engine
+	pool   sync.Pool // of *call[C, R]
+}
+
+var _ Store[int, int] = (*facade[int, int])(nil)
+
+func newFacade[C, R any](d Design, m Machine[C, R], caps Capability, cfg Config) *facade[C, R] {
+	f := &facade[C, R]{design: d, apply: m.Apply}
+	if d.Needs&CapAtomic != 0 {
+		f.apply = m.(Atomic[C, R]).ApplyAtomic
+	}
+	if d.Needs&CapReads != 0 {
+		f.reads = m.(ReadOnly[C]).ReadOnly
+	}
+	if d.Needs&CapShards != 0 {
+		sh := m.(Sharded[C])
+		sh.SetShards(cfg.Shards)
+		f.shards = sh.ShardsOf
+	}
+	mi := machineInfo{caps: caps}
+	if caps&CapCommit != 0 {
+		f.commit = m.(Committer).Commit
+		mi.commit = f.commit
+	}
+	f.eng = d.new(mi, cfg)
+	switch e := f.eng.(type) {
+	case locker:
+		f.lk = e
+	case executor:
+		f.ex = e
+		f.pool.New = func() any {
+			c := &call[C, R]{f: f, done: make(chan bool, 1)}
+			c.n.op = c
+			return c
+		}
+	default:
+		panic("store: design " + d.Name + " is neither a locker nor an executor")
+	}
+	return f
+}
+
+func (f *facade[C, R]) access(cmd C) access {
+	var a access
+	if f.reads != nil {
+		a.read = f.reads(cmd)
+	}
+	if f.shards != nil {
+		a.a, a.b = f.shards(cmd)
+	}
+	return a
+}
+
+// Do applies cmd through the design. A context that has already ended
+// returns ctx.Err() and applies nothing.
+func (f *facade[C, R]) Do(ctx context.Context, cmd C) (R, error) {
+	var zero R
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if f.lk != nil {
+		acc := f.access(cmd)
+		if err := f.lk.acquire(ctx, acc); err != nil {
+			return zero, err
+		}
+		r, err := f.apply(cmd)
+		if f.commit != nil {
+			if cerr := f.commit(); cerr != nil {
+				r, err = zero, cerr
+			}
+		}
+		f.lk.release(acc)
+		return r, err
+	}
+	c := f.pool.Get().(*call[C, R])
+	c.cmd, c.acc = cmd, f.access(cmd)
+	if err := f.ex.exec(ctx, c); err != nil {
+		return zero, err // c may still be in the engine's hands: not reused
+	}
+	r, err := c.r, c.err
+	var zc C
+	c.cmd, c.r, c.err = zc, zero, nil // drop references the command and result hold
+	f.pool.Put(c)
+	return r, err
+}
+
+// Close stops the store as its design documents; safe to call more than once.
+func (f *facade[C, R]) Close() error { return f.eng.close() }
+
+// Design reports the registry row the store was made from.
+func (f *facade[C, R]) Design() Design { return f.design }
+
+// queueEngine is implemented by engines with owner queues.
+type queueEngine interface {
+	highWater() int64
+	resetHighWater() int64
+	queueLen() int
+	queueCap() int
+}
+
+// QueueHighWater implements QueueReporter; 0 for a design without a queue.
+func (f *facade[C, R]) QueueHighWater() int64 {
+	if q, ok := f.eng.(queueEngine); ok {
+		return q.highWater()
+	}
+	return 0
+}
+
+// ResetQueueHighWater implements QueueReporter.
+func (f *facade[C, R]) ResetQueueHighWater() int64 {
+	if q, ok := f.eng.(queueEngine); ok {
+		return q.resetHighWater()
+	}
+	return 0
+}
+
+// QueueLen implements QueueReporter.
+func (f *facade[C, R]) QueueLen() int {
+	if q, ok := f.eng.(queueEngine); ok {
+		return q.queueLen()
+	}
+	return 0
+}
+
+// QueueCap reports the capacity of an owner's queue (the sum over shards); 0
+// for a design without a queue.
+func (f *facade[C, R]) QueueCap() int {
+	if q, ok := f.eng.(queueEngine); ok {
+		return q.queueCap()
+	}
+	return 0
+}

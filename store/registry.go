@@ -1,0 +1,151 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrUnsupported is returned (wrapped, naming the design and what the machine
+// lacks) by New and Supports for a machine a design cannot serve with its
+// full contract.
+var ErrUnsupported = errors.New("store: design does not support this machine")
+
+// Defaults of Config's zero fields.
+const (
+	// DefaultQueueSize is the capacity of an owner's queue. It is large
+	// enough that the 1000 concurrent callers of the load tests enqueue
+	// without blocking, and small enough that a stalled owner pushes back
+	// on callers instead of buffering without bound.
+	DefaultQueueSize = 1024
+	// DefaultBatchLimit is how many queued commands inputQ-batch applies per
+	// wake-up (and covers with one Commit). 64 amortises the wake-up and the
+	// sync over many commands while keeping a batch's answers from waiting
+	// long behind each other.
+	DefaultBatchLimit = 64
+	// DefaultShards is the shard count of the sharded designs: a few times
+	// the cores of the machines we measure on, so that two random accounts
+	// rarely share a shard, and few enough that a command touching every
+	// shard (a bank summary) stays cheap.
+	DefaultShards = 16
+)
+
+// Config holds every design's options; each design reads the ones it uses.
+// Its zero value gives the defaults.
+type Config struct {
+	QueueSize  int // owner designs: queue capacity; 0 means DefaultQueueSize
+	BatchLimit int // inputQ-batch: commands per batch; 0 means DefaultBatchLimit
+	Shards     int // sharded designs: shard count; 0 means DefaultShards
+}
+
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.QueueSize < 0:
+		return c, fmt.Errorf("store: queue size %d < 0", c.QueueSize)
+	case c.BatchLimit < 0:
+		return c, fmt.Errorf("store: batch limit %d < 0", c.BatchLimit)
+	case c.Shards < 0:
+		return c, fmt.Errorf("store: shard count %d < 0", c.Shards)
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.BatchLimit == 0 {
+		c.BatchLimit = DefaultBatchLimit
+	}
+	if c.Shards == 0 {
+		c.Shards = DefaultShards
+	}
+	return c, nil
+}
+
+// Design is one row of the registry: a concurrency design that makes any
+// machine with the capabilities it needs safe to call from many goroutines.
+type Design struct {
+	Name  string     // as -mode names it
+	Doc   string     // one line
+	Needs Capability // what the machine must be able to do
+	// Owner: one or more goroutines own the machine and callers hand them
+	// commands (the store reports its queue).
+	Owner bool
+	// Durable: the design serves a Committer machine, calling Commit
+	// before it answers.
+	Durable bool
+	// GroupCommit: one Commit covers many commands.
+	GroupCommit bool
+
+	new func(mi machineInfo, cfg Config) engine
+}
+
+// registry is the one list of designs. Everything that lists designs — the
+// server's modes, its -help, the tests, the benchmarks, make e2e and the
+// runner — ranges over it. A design is one file and one row here.
+var registry = []Design{
+	{Name: "mutex", Doc: "a sync.Mutex around every Apply", Durable: true, new: newMutexEngine},
+	{Name: "rwmutex", Doc: "reads share an RLock, writes take the lock alone", Needs: CapReads, Durable: true, new: newRWMutexEngine},
+	{Name: "sharded", Doc: "striped locks over a sharded state; a two-shard command locks both in order", Needs: CapShards, Durable: true, new: newShardedEngine},
+	{Name: "atomic", Doc: "lock-free: the machine's own atomic Apply, no lock and no goroutine", Needs: CapAtomic, new: newAtomicEngine},
+	{Name: "inputQ", Doc: "one owner goroutine applies commands from a bounded channel, one per hand-off", Owner: true, Durable: true, new: newInputQEngine},
+	{Name: "inputQ-batch", Doc: "one owner goroutine drains many queued commands per wake-up, applies, commits once, answers them", Owner: true, Durable: true, GroupCommit: true, new: newInputQBatchEngine},
+	{Name: "sharded-inputQ", Doc: "one owner goroutine per shard; a two-shard command travels up the owners in shard order", Needs: CapShards, Owner: true, Durable: true, new: newShardedInputQEngine},
+	{Name: "combining", Doc: "flat combining: callers publish commands, whoever takes the lock applies them all", Durable: true, GroupCommit: true, new: newCombiningEngine},
+}
+
+// Designs returns the registry in its order.
+func Designs() []Design { return append([]Design(nil), registry...) }
+
+// DesignNames returns the names of Designs in order.
+func DesignNames() []string {
+	names := make([]string, len(registry))
+	for i, d := range registry {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// LookupDesign finds a design by its exact name.
+func LookupDesign(name string) (Design, bool) {
+	for _, d := range registry {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Design{}, false
+}
+
+// Supports reports whether New(design, m, …) would succeed: nil, or an error
+// wrapping ErrUnsupported that names the design and what m lacks.
+func Supports[C, R any](design string, m Machine[C, R]) error {
+	d, ok := LookupDesign(design)
+	if !ok {
+		return fmt.Errorf("store: unknown design %q", design)
+	}
+	return d.supports(CapabilitiesOf(m))
+}
+
+func (d Design) supports(has Capability) error {
+	if miss := d.Needs &^ has; miss != 0 {
+		return fmt.Errorf("%w: %s needs a machine with %s", ErrUnsupported, d.Name, miss)
+	}
+	if has&CapCommit != 0 && !d.Durable {
+		return fmt.Errorf("%w: %s cannot make commands durable", ErrUnsupported, d.Name)
+	}
+	return nil
+}
+
+// New wraps m in the named design. The caller must not use m directly
+// afterwards, and must Close the store.
+func New[C, R any](design string, m Machine[C, R], cfg Config) (Store[C, R], error) {
+	d, ok := LookupDesign(design)
+	if !ok {
+		return nil, fmt.Errorf("store: unknown design %q", design)
+	}
+	caps := CapabilitiesOf(m)
+	if err := d.supports(caps); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return newFacade(d, m, caps, cfg), nil
+}
