@@ -112,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 		ladder, pin                       bool
 	)
 	fs.StringVar(&wl, "workloads", "counter,bank-A", "comma-separated workloads: "+strings.Join(workloadNames(), ", ")+" (bank = bank-A)")
-	fs.StringVar(&modes, "modes", "mutex,inputQ,noop", "comma-separated server modes (`bin/locklab -h` lists them); noop shows the harness ceiling")
+	fs.StringVar(&modes, "modes", "mutex,inputQ,noop", "comma-separated server modes (`bin/locklab -list-modes`), or all (the design registry and noop); noop shows the harness ceiling")
 	fs.StringVar(&drv, "driver", defaultDrivers, "comma-separated load drivers, run on the same plan, interleaved: "+strings.Join(driverNames(), ", ")+
 		" (h2load drives the counter only)")
 	fs.StringVar(&vus, "vus", defaultLevels, "closed model: comma-separated levels of concurrent callers (VUs)")
@@ -151,7 +151,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	if cfg.Workloads, err = parseWorkloads(wl); err != nil {
 		return Config{}, err
 	}
-	if cfg.Modes, err = parseList(modes, "-modes"); err != nil {
+	if modes == "all" {
+		cfg.Modes = allModes()
+	} else if cfg.Modes, err = parseList(modes, "-modes"); err != nil {
 		return Config{}, err
 	}
 	if cfg.Drivers, err = parseDrivers(drv); err != nil {

@@ -203,6 +203,9 @@ func preflight(cfg Config) error {
 			return fmt.Errorf("-modes: unknown mode %q; %s serves: %s", m, cfg.Server, strings.Join(modes, ", "))
 		}
 	}
+	if cfg.Profile != "" && !slices.ContainsFunc(plan(cfg), func(s RunSpec) bool { return isProfileRun(cfg.Profile, s) }) {
+		return fmt.Errorf("-profile %q: no such run; give a run's number (1..%d) or id", cfg.Profile, len(plan(cfg)))
+	}
 	help, _ := exec.Command(cfg.Server, "-h").CombinedOutput()
 	for _, need := range []struct {
 		flag string
@@ -216,24 +219,21 @@ func preflight(cfg Config) error {
 			return fmt.Errorf("%s has no %s flag: build a server that has it (make build)", cfg.Server, need.flag)
 		}
 	}
-	if cfg.Profile != "" && !slices.ContainsFunc(plan(cfg), func(s RunSpec) bool { return isProfileRun(cfg.Profile, s) }) {
-		return fmt.Errorf("-profile %q: no such run; give a run's number (1..%d) or id", cfg.Profile, len(plan(cfg)))
-	}
 	return nil
 }
 
-// serverModes asks the server binary which modes it has: started with a mode
-// it does not know, it exits 2 and lists them after "modes:".
+// serverModes asks the server binary which modes it has (-list-modes: one
+// per line, the mode's name first).
 func serverModes(bin string) ([]string, error) {
-	out, _ := exec.Command(bin, "-mode", "?").CombinedOutput()
-	_, list, ok := strings.Cut(string(out), "modes:")
-	if !ok {
-		return nil, fmt.Errorf("%s did not list its modes: %q", bin, out)
+	out, err := exec.Command(bin, "-list-modes").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s -list-modes: %w", bin, err)
 	}
-	list, _, _ = strings.Cut(list, "\n")
 	var modes []string
-	for f := range strings.FieldsFuncSeq(list, func(r rune) bool { return r == ',' || r == ' ' }) {
-		modes = append(modes, f)
+	for line := range strings.Lines(string(out)) {
+		if f := strings.Fields(line); len(f) > 0 {
+			modes = append(modes, f[0])
+		}
 	}
 	return modes, nil
 }

@@ -25,23 +25,22 @@ func unservable(mode string, wl Workload, durability string) string {
 	if err != nil {
 		return "" // preflight reports unknown modes
 	}
-	if s, ok := any(m).(interface{ Serves(workload string) bool }); ok && !s.Serves(wl.Kind) {
+	if !m.Serves(wl.Kind) {
 		return fmt.Sprintf("%s does not serve the %s workload", mode, wl.Kind)
 	}
-	if durability == durabilityWAL && !durable(m) {
+	if d, ok := m.Design(); durability == durabilityWAL && (!ok || !d.Durable) {
 		return fmt.Sprintf("%s cannot run with a write-ahead log", mode)
 	}
 	return ""
 }
 
-// durable reports whether a mode's design can run with -durability wal: the
-// registry's Design.Durable where the mode reports it; a mode without state
-// has nothing to log.
-func durable(m server.Mode) bool {
-	if d, ok := any(m).(interface{ Durable() bool }); ok {
-		return d.Durable()
+// allModes is every server mode, in the registry's order: -modes all.
+func allModes() []string {
+	var names []string
+	for _, m := range server.Modes() {
+		names = append(names, m.Name)
 	}
-	return m.StoreBacked()
+	return names
 }
 
 // naCells lists the cells of the grid no mode can fill, one per workload,

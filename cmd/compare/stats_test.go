@@ -18,7 +18,7 @@ func TestVerdictWording(t *testing.T) {
 	}{
 		{"throughput, either order", newVerdict("inputQ", "mutex", inputQ, mutex, "calls/s", true), "inputQ 20% slower than mutex, p=0.008, n=5"},
 		{"throughput", newVerdict("mutex", "inputQ", mutex, inputQ, "calls/s", true), "inputQ 20% slower than mutex, p=0.008, n=5"},
-		{"cost: lower wins", newVerdict("mutex", "inputQ", mutex, inputQ, "server CPU per call", false), "mutex 25% more server CPU per call than inputQ, p=0.008, n=5"},
+		{"cost: lower wins", newVerdict("mutex", "inputQ", mutex, inputQ, "server CPU per call", false), "mutex 24% more server CPU per call than inputQ, p=0.008, n=5"},
 		{"no difference", newVerdict("mutex", "inputQ", mutex, same, "calls/s", true), "no difference detected at n=5"},
 		{"unequal sizes", newVerdict("mutex", "inputQ", mutex, four, "calls/s", true), "inputQ 20% slower than mutex, p=0.016, n=5+4"},
 		{"too few to tell", newVerdict("mutex", "inputQ", statOfValues([]float64{100, 101}, nil), statOfValues([]float64{1, 2}, nil), "calls/s", true),
