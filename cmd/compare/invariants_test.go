@@ -65,4 +65,12 @@ func TestDerive(t *testing.T) {
 	assert.Equal(t, ClassServerBound, d.Class)
 	r.DriverProc.CPUSeconds = 9
 	assert.Equal(t, ClassLoadBound, derive(r).Class, "the driver used nearly all of its CPU")
+
+	// Unpinned on 2 CPUs: the driver's share is of what the server left it.
+	r.ServerProc, r.DriverProc = ProcUsage{CPUSeconds: 8, WallSeconds: 10}, ProcUsage{CPUSeconds: 11, WallSeconds: 10}
+	d = derive(r)
+	if d.CPUs == 2 {
+		assert.InDelta(t, 1.1/1.2, d.DriverUtil, 1e-9)
+		assert.Equal(t, ClassLoadBound, d.Class)
+	}
 }

@@ -376,6 +376,12 @@ func derive(r *RunRecord) Derived {
 	}
 	d.ServerCores, d.ServerUtil = server.Cores(), server.Util(d.CPUs)
 	d.DriverCores, d.DriverUtil = r.DriverProc.Cores(), r.DriverProc.Util(d.CPUs)
+	if len(server.CPUs) == 0 && len(r.DriverProc.CPUs) == 0 {
+		// Unpinned, the two share the machine: each is judged against
+		// the CPU the other left it.
+		d.ServerUtil = d.ServerCores / max(0.01, float64(d.CPUs)-d.DriverCores)
+		d.DriverUtil = d.DriverCores / max(0.01, float64(d.CPUs)-d.ServerCores)
+	}
 	if n := st.GetRequests(); n > 0 {
 		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
 	}
