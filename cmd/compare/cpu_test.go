@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,4 +53,32 @@ func TestParseProcStat(t *testing.T) {
 	self, err := procCPUSeconds(os.Getpid())
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, self, 0.0)
+}
+
+func TestWindowUsage(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// One second of connecting (the driver busy, the server idle), then two
+	// seconds of load with the server at 100% and the driver at 50%.
+	samples := []cpuSample{
+		{at(0), 0, 0}, {at(0.5), 0, 0.5}, {at(1), 0, 1},
+		{at(2), 1, 1.5}, {at(3), 2, 2},
+	}
+	server, driver := windowUsage(samples, 2)
+	assert.InDelta(t, 2, server.WallSeconds, 1e-9)
+	assert.InDelta(t, 1.0, server.Cores(), 1e-9, "the window leaves connecting out")
+	assert.InDelta(t, 0.5, driver.Cores(), 1e-9)
+
+	// Interpolated between samples: the window starts at 1.5 s.
+	server, driver = windowUsage(samples, 1.5)
+	assert.InDelta(t, 1.5, server.CPUSeconds, 1e-9)
+	assert.InDelta(t, 0.75, driver.CPUSeconds, 1e-9)
+
+	// The control: over the whole life the connecting second dilutes both.
+	server, _ = windowUsage(samples, 0)
+	assert.InDelta(t, 2.0/3, server.Cores(), 1e-9)
+	server, _ = windowUsage(samples, 10)
+	assert.InDelta(t, 3, server.WallSeconds, 1e-9, "a window longer than the samples is all of them")
+	server, _ = windowUsage(samples[:1], 2)
+	assert.Equal(t, ProcUsage{}, server)
 }

@@ -64,18 +64,27 @@ type driverJob struct {
 	prior    *Result // the warm-up's Result, for a measured run
 }
 
-// driverRun is what the runner records of one driver process.
+// driverRun is what the runner records of one driver process: its exit
+// code, and both processes' CPU use over the driver's measured window.
 type driverRun struct {
 	ExitCode int
-	Usage    ProcUsage
+	Driver   ProcUsage
+	Server   ProcUsage
 }
 
+// cpuSampleEvery is how often the runner reads both processes' CPU time
+// while a measured driver runs: the window's start falls between two
+// samples and is interpolated. /proc counts in 10 ms ticks.
+const cpuSampleEvery = 50 * time.Millisecond
+
 // runDriver runs one driver process to completion, pinned to the driver's
-// CPUs. Its CPU time is the process's whole life (rusage): started right
-// after the reset and stopped right after its measured window, it is the
-// window give or take connecting and exiting. ctx cancellation stops it with
-// SIGINT, which k6 and cmd/load treat as an early end.
-func runDriver(ctx context.Context, cfg Config, d driver, job driverJob) (*Result, driverRun, error) {
+// CPUs. With serverPID > 0 it samples both processes' CPU time while the
+// driver runs, and reports their use over the driver's measured window only:
+// the last duration_s seconds before the driver exited, so that connecting
+// (a second for a thousand connections) is not counted as load. ctx
+// cancellation stops the driver with SIGINT, which k6 and cmd/load treat as
+// an early end.
+func runDriver(ctx context.Context, cfg Config, d driver, job driverJob, serverPID int) (*Result, driverRun, error) {
 	argv, env, err := d.command(cfg, job)
 	if err != nil {
 		return nil, driverRun{}, err
@@ -91,9 +100,39 @@ func runDriver(ctx context.Context, cfg Config, d driver, job driverJob) (*Resul
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	cmd.Stdout, cmd.Stderr = log, log
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start).Seconds()
+	if err := cmd.Start(); err != nil {
+		return nil, driverRun{}, fmt.Errorf("%s: %w", d.Name, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }() // joined below
+	var samples []cpuSample
+	sample := func(driverCPU float64) {
+		if serverPID <= 0 {
+			return
+		}
+		srv, err := procCPUSeconds(serverPID)
+		if err != nil {
+			return
+		}
+		samples = append(samples, cpuSample{t: time.Now(), server: srv, driver: driverCPU})
+	}
+	tick := time.NewTicker(cpuSampleEvery)
+	defer tick.Stop()
+	sample(0)
+loop:
+	for {
+		select {
+		case err = <-waited:
+			break loop
+		case <-tick.C:
+			if c, err := procCPUSeconds(cmd.Process.Pid); err == nil {
+				sample(c)
+			}
+		}
+	}
+	ps := cmd.ProcessState
+	driverTotal := (ps.UserTime() + ps.SystemTime()).Seconds()
+	sample(driverTotal) // the exact total at exit
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
 		return nil, driverRun{}, fmt.Errorf("%s: %w", d.Name, err)
@@ -101,15 +140,49 @@ func runDriver(ctx context.Context, cfg Config, d driver, job driverJob) (*Resul
 	if ctx.Err() != nil {
 		return nil, driverRun{}, ctx.Err()
 	}
-	ps := cmd.ProcessState
-	run := driverRun{ExitCode: ps.ExitCode(), Usage: ProcUsage{
-		CPUs: cfg.DriverCPUs, CPUSeconds: (ps.UserTime() + ps.SystemTime()).Seconds(), WallSeconds: wall,
-	}}
+	run := driverRun{ExitCode: ps.ExitCode()}
 	res, err := d.result(cfg, job)
 	if err != nil {
 		return nil, run, fmt.Errorf("%s exited %d and left no result (see %s): %w", d.Name, run.ExitCode, filepath.Base(job.log), err)
 	}
+	run.Server, run.Driver = windowUsage(samples, res.DurationS)
+	run.Server.CPUs, run.Driver.CPUs = cfg.ServerCPUs, cfg.DriverCPUs
 	return res, run, nil
+}
+
+// cpuSample is both processes' CPU time so far, at one moment.
+type cpuSample struct {
+	t              time.Time
+	server, driver float64
+}
+
+// windowUsage is both processes' CPU use over the last window seconds of the
+// samples (all of them when the window is longer or unknown), the start
+// interpolated between the samples around it.
+func windowUsage(samples []cpuSample, window float64) (server, driver ProcUsage) {
+	if len(samples) < 2 {
+		return ProcUsage{}, ProcUsage{}
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	start := first
+	if span := last.t.Sub(first.t).Seconds(); window > 0 && window < span {
+		at := last.t.Add(-time.Duration(window * float64(time.Second)))
+		for i := 1; i < len(samples); i++ {
+			a, b := samples[i-1], samples[i]
+			if b.t.Before(at) {
+				continue
+			}
+			f := 0.0
+			if d := b.t.Sub(a.t); d > 0 {
+				f = float64(at.Sub(a.t)) / float64(d)
+			}
+			start = cpuSample{t: at, server: a.server + f*(b.server-a.server), driver: a.driver + f*(b.driver-a.driver)}
+			break
+		}
+	}
+	wall := last.t.Sub(start.t).Seconds()
+	return ProcUsage{CPUSeconds: last.server - start.server, WallSeconds: wall},
+		ProcUsage{CPUSeconds: last.driver - start.driver, WallSeconds: wall}
 }
 
 func readJobSummary(_ Config, job driverJob) (*Result, error) { return readSummary(job.summary) }

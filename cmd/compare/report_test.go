@@ -42,7 +42,7 @@ func fakeRun(t *testing.T, idx int, wl string, level int, mode string, rep int, 
 	require.NoError(t, err)
 	res := &Result{Schema: loadSummarySchema, Driver: "go", Workload: wl, Model: "closed", Callers: level, DurationS: 10,
 		Calls: int64(rps * 10), CallsPerS: rps, OK: int64(rps * 10),
-		LatencyMs: Latency{Min: 0.1, Mean: p99 / 4, P50: p99 / 5, P90: p99 / 2, P95: p99 / 1.5, P99: p99, P999: p99 * 2, Max: p99 * 3},
+		LatencyMs:   Latency{Min: 0.1, Mean: p99 / 4, P50: p99 / 5, P90: p99 / 2, P95: p99 / 1.5, P99: p99, P999: p99 * 2, Max: p99 * 3},
 		Percentiles: [][2]float64{{0, 0.1}, {50, p99 / 5}, {90, p99 / 2}, {99, p99}, {99.9, p99 * 2}, {100, p99 * 3}},
 	}
 	r := &RunRecord{

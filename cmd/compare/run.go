@@ -232,7 +232,7 @@ func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*Run
 		w.warmup, w.duration = true, cfg.Warmup
 		w.summary = filepath.Join(scratch, "warmup.json")
 		w.log = filepath.Join(runsDir, spec.ID+".warmup.log")
-		res, run, err := runDriver(ctx, cfg, d, w)
+		res, run, err := runDriver(ctx, cfg, d, w, 0)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
@@ -257,21 +257,11 @@ func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*Run
 	job.duration = cfg.Duration
 	job.summary = filepath.Join(runsDir, spec.ID+".summary.json")
 	job.log = filepath.Join(runsDir, spec.ID+"."+d.Name+".log")
-	cpu0, err := procCPUSeconds(srv.pid())
+	res, run, err := runDriver(ctx, cfg, d, job, srv.pid())
 	if err != nil {
 		return nil, err
 	}
-	t0 := time.Now()
-	res, run, err := runDriver(ctx, cfg, d, job)
-	if err != nil {
-		return nil, err
-	}
-	cpu1, err := procCPUSeconds(srv.pid())
-	if err != nil {
-		return nil, err
-	}
-	rec.ServerProc = ProcUsage{CPUs: cfg.ServerCPUs, CPUSeconds: cpu1 - cpu0, WallSeconds: time.Since(t0).Seconds()}
-	rec.Result, rec.DriverExit, rec.DriverProc = res, run.ExitCode, run.Usage
+	rec.Result, rec.DriverExit, rec.DriverProc, rec.ServerProc = res, run.ExitCode, run.Driver, run.Server
 	if prof != nil {
 		files, err := prof.wait()
 		if err != nil {
