@@ -163,7 +163,31 @@ func (rep *Report) blocks(withCharts bool) []block {
 			}
 		}
 	}
+	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
+		rep.runsTable())
 	return out
+}
+
+// runsTable lists every run with its class.
+func (rep *Report) runsTable() table {
+	var runs []*RunRecord
+	for _, g := range rep.Groups {
+		runs = append(runs, g.records...)
+	}
+	slices.SortFunc(runs, func(a, b *RunRecord) int { return a.Index - b.Index })
+	t := table{header: []string{"run", "class", "server CPU", "driver CPU", mCallsPerSec.Label, mP99.Label, "invariants"}}
+	for _, r := range runs {
+		inv := "held"
+		switch {
+		case r.Failed():
+			inv = "FAILED"
+		case !stats(r).GetStoreBacked():
+			inv = "n/a"
+		}
+		t.rows = append(t.rows, []string{r.ID, string(r.Derived.Class), fmtPct(r.Derived.ServerUtil), fmtPct(r.Derived.DriverUtil),
+			fmtNum(r.Derived.CallsPerSec), fmtMs(r.Result.LatencyMs.P99), inv})
+	}
+	return t
 }
 
 func h2loadLevelsNote(m Meta) string {
@@ -306,7 +330,8 @@ func (rep *Report) levelTable(sec Section, level int) table {
 				return "—"
 			}
 			ns := func(q string) string { return fmtNs(g.fig(storeMetric(op, q)).Median) }
-			return fmt.Sprintf("p50=%s p99=%s p99.9=%s max=%s", ns("p50_ns"), ns("p99_ns"), ns("p999_ns"), ns("max_ns"))
+			return fmt.Sprintf("p50=%s p99=%s p99.9=%s max=%s (n=%s a run)", ns("p50_ns"), ns("p99_ns"), ns("p999_ns"), ns("max_ns"),
+				fmtNum(g.fig(storeMetric(op, "count")).Median))
 		}))
 	}
 	rows = append(rows,

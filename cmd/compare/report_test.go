@@ -174,6 +174,11 @@ func TestMarkdownStructure(t *testing.T) {
 		"n/a: keeps no state",
 		"FAILED in 1 of 5 runs",
 		"Verdict (on calls/s, every run server-bound): inputQ 21% slower than mutex, p=0.008, n=5.",
+		"p50=0.3µs p99=0.9µs p99.9=2.0µs max=50.0µs (n=10,100 a run)",
+		"## Every run",
+		"| 001-counter-go-mutex-vus10-rep1 | server-bound | 95% | 50% | 1,000 | 1.00ms | held |",
+		"| " + runs[4].ID + " | server-bound | 95% | 50% | 5,100 | 10.00ms | FAILED |",
+		"| 003-counter-go-noop-vus10-rep1 | server-bound | 95% | 50% | 2,000 | 1.00ms | n/a |",
 	} {
 		assert.Contains(t, md, want)
 	}
