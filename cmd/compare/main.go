@@ -222,18 +222,27 @@ func preflight(cfg Config) error {
 	return nil
 }
 
-// serverModes asks the server binary which modes it has (-list-modes: one
-// per line, the mode's name first).
+// serverModes asks the server binary which modes it has: -list-modes prints
+// one per line, the mode's name first; a server from before the registry
+// lacks it, exits 2 on an unknown mode, and lists them after "modes:".
 func serverModes(bin string) ([]string, error) {
-	out, err := exec.Command(bin, "-list-modes").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s -list-modes: %w", bin, err)
-	}
 	var modes []string
-	for line := range strings.Lines(string(out)) {
-		if f := strings.Fields(line); len(f) > 0 {
-			modes = append(modes, f[0])
+	if out, err := exec.Command(bin, "-list-modes").Output(); err == nil {
+		for line := range strings.Lines(string(out)) {
+			if f := strings.Fields(line); len(f) > 0 {
+				modes = append(modes, f[0])
+			}
 		}
+		return modes, nil
+	}
+	out, _ := exec.Command(bin, "-mode", "?").CombinedOutput()
+	_, list, ok := strings.Cut(string(out), "modes:")
+	if !ok {
+		return nil, fmt.Errorf("%s did not list its modes: %q", bin, out)
+	}
+	list, _, _ = strings.Cut(list, "\n")
+	for f := range strings.FieldsFuncSeq(list, func(r rune) bool { return r == ',' || r == ' ' }) {
+		modes = append(modes, f)
 	}
 	return modes, nil
 }

@@ -273,10 +273,13 @@ func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*Run
 	if err != nil {
 		return nil, fmt.Errorf("stats after: %w", err)
 	}
-	if rec.StatsBefore, err = protojson.Marshal(before); err != nil {
+	// Zeros written out too: a figure the server has but measured as zero
+	// is told apart from one it does not have.
+	asJSON := protojson.MarshalOptions{EmitUnpopulated: true}
+	if rec.StatsBefore, err = asJSON.Marshal(before); err != nil {
 		return nil, err
 	}
-	if rec.Stats, err = protojson.Marshal(after); err != nil {
+	if rec.Stats, err = asJSON.Marshal(after); err != nil {
 		return nil, err
 	}
 	stopped = true
