@@ -88,10 +88,12 @@ const seedLadder = "10,100,200,300,500,1000"
 // Defaults of `make compare`, chosen to finish within 8 minutes on a 2-CPU
 // machine: 2 workloads × 3 levels × 3 modes × 5 reps with the Go driver, and
 // 3 modes × 5 reps of h2load on the counter at 100 calls, each run a 1 s
-// warm-up, a 2 s measurement and about half a second of start and stop:
-// (90 + 15) × 3.5 s ≈ 6 min. Five repetitions are the fewest for which a
-// Mann-Whitney test can reach p < 0.01 (its smallest p at n = 5 is 0.008; at
-// n = 4, 0.029).
+// warm-up and a 2 s measurement: 105 runs, about 5½ to 7 minutes with
+// starting, connecting (two processes of a thousand connections each at the
+// top level) and stopping (planDuration; the runner prints its estimate).
+// Five repetitions are the fewest for which a Mann-Whitney test can reach
+// p < 0.01 (its smallest p at n = 5 is 0.008; at n = 4, 0.029): should the
+// plan not fit on a slower machine, defaultReps = 4 is the fallback.
 const (
 	defaultDrivers  = "go,h2load"
 	defaultLevels   = "10,100,1000"

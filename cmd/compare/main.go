@@ -88,8 +88,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	if len(specs) == 0 {
 		return errors.New("nothing to run: no mode serves these workloads under these factors (see meta.json, not_applicable)")
 	}
-	// Start, warm-up, reset and stop cost about half a second a run here.
-	estimate := time.Duration(len(specs)) * (cfg.Duration + cfg.Warmup + 500*time.Millisecond)
+	estimate := planDuration(cfg, specs)
 	fmt.Fprintf(out, "locklab compare: %d runs (%s × %s; drivers %s; %d reps), %s each after a %s warm-up, about %s; results in %s\n",
 		len(specs), strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cfg.Reps,
 		cfg.Duration, cfg.Warmup, estimate.Round(time.Second), cfg.Out)
@@ -120,6 +119,26 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// planDuration estimates how long the plan takes on a 2-CPU machine: each
+// run's warm-up and measured window, about 0.1 s to start and stop its server
+// and drivers, and the time its two driver processes take to open their
+// connections (measured: about 1.5 ms a connection, so 3 s for two processes
+// of 1000 callers each).
+func planDuration(cfg Config, specs []RunSpec) time.Duration {
+	var total time.Duration
+	for _, s := range specs {
+		conns := s.Level
+		switch {
+		case s.Model == "open":
+			conns = cfg.MaxVUs
+		case cfg.Conns > 0:
+			conns = min(conns, cfg.Conns)
+		}
+		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond
+	}
+	return total
 }
 
 // rerender rebuilds a results directory's report from its raw files.
