@@ -95,7 +95,7 @@ func h2loadResult(cfg Config, job driverJob) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := out.result(job.spec)
+	res := out.result(job.spec, cfg.Conns)
 	res.DriverVersion = strings.TrimPrefix(firstLine(output(cfg.H2load, "--version")), "h2load ")
 	if f, err := os.Open(h2loadLogPath(job)); err == nil {
 		h, late, err := readH2loadLog(f)
@@ -198,8 +198,8 @@ func lastLines(s string, n int) string {
 
 // result is the run in the driver-neutral schema. Calls that h2load did not
 // see succeed (failed, errored, timed out, or not 2xx) are unexpected errors.
-func (o h2loadOutput) result(spec RunSpec) *Result {
-	clients, _ := h2loadShape(spec.Level, 0)
+func (o h2loadOutput) result(spec RunSpec, conns int) *Result {
+	clients, _ := h2loadShape(spec.Level, conns)
 	ok := min(o.Succeeded, o.Status2xx)
 	res := &Result{
 		Schema: loadSummarySchema, Driver: "h2load", DriverVersion: o.Version,

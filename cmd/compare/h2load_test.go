@@ -26,7 +26,7 @@ func TestParseH2loadOutput(t *testing.T) {
 		Seconds: 1.00, ReqPerSec: 40381, Total: 40381, Started: 40481, Done: 40381, Succeeded: 40381,
 		Status2xx: 40381, MinMs: 0.081, MaxMs: 36.09, MeanMs: 2.31,
 	}, o)
-	res := o.result(RunSpec{Level: 100, Factors: defaultFactors})
+	res := o.result(RunSpec{Level: 100, Factors: defaultFactors}, 0)
 	assert.Equal(t, int64(40381), res.Calls)
 	assert.Equal(t, int64(40381), res.OK)
 	assert.Equal(t, int64(0), res.UnexpectedErrors)
@@ -38,7 +38,7 @@ func TestParseH2loadOutput(t *testing.T) {
 		"40381 2xx", "40000 2xx", 1)
 	o, err = parseH2loadOutput(failing)
 	require.NoError(t, err)
-	res = o.result(RunSpec{Level: 100, Factors: defaultFactors})
+	res = o.result(RunSpec{Level: 100, Factors: defaultFactors}, 0)
 	assert.Equal(t, int64(381), res.UnexpectedErrors)
 	assert.Equal(t, int64(40000), res.AckedIncrementDelta)
 

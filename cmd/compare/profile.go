@@ -38,8 +38,11 @@ func freeLoopbackAddr() (string, error) {
 // /debug/pprof endpoint (-metrics-addr), both over the measured window, and
 // saves them beside the run's record.
 type profiler struct {
-	done  chan error // one result per fetch
-	files []string
+	done   chan error // one result per fetch
+	files  []string
+	waited bool
+	names  []string
+	err    error
 }
 
 func startProfile(ctx context.Context, addr string, window time.Duration, prefix string) *profiler {
@@ -56,8 +59,18 @@ func startProfile(ctx context.Context, addr string, window time.Duration, prefix
 	return p
 }
 
-// wait returns the saved files' base names once both fetches have ended.
+// wait returns the saved files' base names once both fetches have ended;
+// called again, it returns the same.
 func (p *profiler) wait() ([]string, error) {
+	if p.waited {
+		return p.names, p.err
+	}
+	p.waited = true
+	p.names, p.err = p.collect()
+	return p.names, p.err
+}
+
+func (p *profiler) collect() ([]string, error) {
 	var errs []string
 	for range 2 {
 		if err := <-p.done; err != nil {

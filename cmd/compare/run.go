@@ -253,6 +253,7 @@ func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*Run
 	var prof *profiler
 	if profiling {
 		prof = startProfile(ctx, metricsAddr, cfg.Duration, filepath.Join(runsDir, spec.ID))
+		defer prof.wait() // on an early return; a second wait returns at once
 	}
 	job.duration = cfg.Duration
 	job.summary = filepath.Join(runsDir, spec.ID+".summary.json")
