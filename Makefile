@@ -122,14 +122,22 @@ $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
 	cd $(TOOLS) && $(GO) build -o $(BIN)/ golang.org/x/perf/cmd/benchstat
 	@touch $@
 
-# 3 designs × 3 ops × 3 parallelisms × 2 -cpu × 6 counts = 324 measurements.
-# -count 6 is the fewest for which benchstat gives a 95% interval; -benchtime
-# keeps the whole run near 4 minutes. The second summary puts the designs side
-# by side, so the ratios come from one run on one machine state.
-BENCH_STORE_TIME ?= 400ms
+# BenchmarkStore is 222 benchmarks: 7 designs × 30 rows (Increment and
+# TransferMoney × 3 parallelisms × 3 critical sections, GetValue, GetBalance,
+# Put, Get × 3 parallelisms) plus atomic's 12 (the counter only). -count 6
+# (the fewest for which benchmath gives a 95% interval) makes 1,332 runs of
+# about BENCH_STORE_TIME each, plus ramp-up and set-up: ~3–4 minutes at 100ms.
+# Only -cpu 2: the targets of issue 10 are judged at the machine's 2 CPUs.
+# The raw output is kept beside the report with its spaces squeezed: go test's
+# name padding would bring the ~1,300 lines near the 200 KB limit for committed
+# files, and benchstat and benchreport read both alike.
+BENCH_STORE_TIME ?= 100ms
+BENCH_STORE_OUT  := docs/results/store
 
 .PHONY: bench-store
-bench-store: $(BIN)/benchstat ## benchmark every store design × op × parallelism (~4 min); raw output in bin/bench-store.txt
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORE_TIME) -cpu 1,2 -count 6 -timeout 30m ./store | tee $(BIN)/bench-store.txt
-	$(BIN)/benchstat $(BIN)/bench-store.txt
-	$(BIN)/benchstat -col /design -row /op,/par,/gomaxprocs $(BIN)/bench-store.txt
+bench-store: ## benchmark every store design × op × parallelism × critical section (~4 min) → docs/results/store/
+	@mkdir -p $(BIN) $(BENCH_STORE_OUT)
+	$(GO) test -run '^$$' -bench Store -benchmem -benchtime $(BENCH_STORE_TIME) -cpu 2 -count 6 -timeout 30m ./store | tee $(BIN)/bench-store.txt
+	tr -s ' ' < $(BIN)/bench-store.txt > $(BENCH_STORE_OUT)/bench.txt
+	$(GO) run ./cmd/benchreport -command "make bench-store$(if $(filter-out 100ms,$(BENCH_STORE_TIME)), BENCH_STORE_TIME=$(BENCH_STORE_TIME))" -out $(BENCH_STORE_OUT) $(BIN)/bench-store.txt
+	@echo "bench-store: $(BENCH_STORE_OUT)/store.md"

@@ -53,18 +53,17 @@ func (e *combiningEngine) exec(_ context.Context, x op) error {
 			break
 		}
 	}
+	if e.park {
+		e.tryCombine()
+		// Published means accepted: some combiner will apply x, and one
+		// combining pass is all it waits for, so it waits for its answer
+		// rather than for ctx.
+		<-x.ready()
+		return nil
+	}
 	for {
 		e.tryCombine()
-		select {
-		case <-x.ready():
-			return nil
-		default:
-		}
-		if e.park {
-			// Published means accepted: some combiner will apply x, and
-			// one combining pass is all it waits for, so it waits for its
-			// answer rather than for ctx.
-			<-x.ready()
+		if x.takeDone() {
 			return nil
 		}
 		runtime.Gosched()
@@ -108,7 +107,12 @@ func (e *combiningEngine) combineOnce() bool {
 		}
 	}
 	for i, x := range e.batch {
-		x.ready() <- true // the caller may reuse x at once
+		// The caller may reuse x at once.
+		if e.park {
+			x.ready() <- true
+		} else {
+			x.markDone()
+		}
 		e.batch[i] = nil
 	}
 	return true

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -156,6 +158,56 @@ func TestConcurrentCounter(t *testing.T) {
 			assert.Equal(t, sum, v, "final value is the sum of the acknowledged increments")
 			slices.Sort(all)
 			assert.Equal(t, len(all), len(slices.Compact(all)), "two increments returned the same value")
+		})
+	}
+}
+
+// TestCloseUnderLoad: Close while many callers are mid-Do — transfers that
+// cross shards and summaries that touch every shard among them — returns,
+// every caller gets an answer or ErrClosed (none hangs), and the money is
+// all there: every answered transfer was applied whole, none half.
+func TestCloseUnderLoad(t *testing.T) {
+	const accounts, initial = 8, 1000
+	for _, d := range designsFor[workload.BankCmd, workload.BankResult](newTestBank()) {
+		t.Run(d.name, func(t *testing.T) {
+			bank, err := workload.NewBank(workload.BankConfig{Accounts: accounts, InitialBalance: initial})
+			require.NoError(t, err)
+			s := d.new(bank)
+			var wg sync.WaitGroup
+			var answered, closed atomic.Int64
+			for c := range concurrentCallers {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(c), 2))
+					for {
+						cmd := workload.BankCmd{Op: workload.BankSummary}
+						if rng.IntN(8) > 0 {
+							from := uint32(1 + rng.IntN(accounts))
+							cmd = workload.BankCmd{Op: workload.BankTransfer, From: from, To: from%accounts + 1, Amount: 1}
+						}
+						_, err := s.Do(context.Background(), cmd)
+						switch {
+						case errors.Is(err, ErrClosed):
+							closed.Add(1)
+							return
+						case errors.Is(err, workload.ErrInsufficientFunds), err == nil:
+							answered.Add(1)
+						default:
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			for answered.Load() < 500 {
+				runtime.Gosched()
+			}
+			require.NoError(t, s.Close())
+			wg.Wait()
+			assert.Equal(t, int64(concurrentCallers), closed.Load(), "every caller was refused once closed")
+			// Closed: the machine is ours again.
+			sum, err := bank.Apply(workload.BankCmd{Op: workload.BankSummary})
+			require.NoError(t, err)
+			assert.Equal(t, int64(accounts*initial), sum.Total, "money conserved")
 		})
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Every design in the registry is an engine with the command types erased,
@@ -60,6 +61,11 @@ type op interface {
 	access() access   // as computed by the façade
 	ready() chan bool // capacity 1: the executor signals here once the op is applied
 	node() *opNode    // the op's own link for combining's publication list
+	// markDone and takeDone signal completion through a flag instead of
+	// ready, for a waiter that polls (combining's spinners): a channel
+	// operation takes the channel's lock, a flag is one atomic.
+	markDone()
+	takeDone() bool // true once markDone was called, and resets the flag
 }
 
 // opNode links published ops (combining). It lives inside the op, so
@@ -77,6 +83,7 @@ type call[C, R any] struct {
 	err  error
 	acc  access
 	done chan bool
+	fin  atomic.Bool
 	n    opNode
 }
 
@@ -85,6 +92,8 @@ func (c *call[C, R]) fail(err error)   { var zero R; c.r, c.err = zero, err }
 func (c *call[C, R]) access() access   { return c.acc }
 func (c *call[C, R]) ready() chan bool { return c.done }
 func (c *call[C, R]) node() *opNode    { return &c.n }
+func (c *call[C, R]) markDone()        { c.fin.Store(true) }
+func (c *call[C, R]) takeDone() bool   { return c.fin.Load() && c.fin.Swap(false) }
 
 // facade is the Store of every registry design.
 type facade[C, R any] struct {

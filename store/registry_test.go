@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,7 +94,10 @@ func (c *committing) Apply(cmd int) (int, error) {
 	return cmd, nil
 }
 
+// Commit takes a while, as a sync does, so that commands queue behind it and
+// a group-commit design has something to batch.
 func (c *committing) Commit() error {
+	time.Sleep(20 * time.Microsecond)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending > 0 {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// runMainEnv makes the test binary run main instead of the tests, so the
+// exit statuses are checked on the real thing.
+const runMainEnv = "BENCHREPORT_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if sampleReport.dir != "" {
+			os.RemoveAll(sampleReport.dir)
+		}
+		os.Exit(code)
+	}))
+}
+
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantStatus int
+		wantErr    string
+	}{
+		{"report written", []string{"-command", "make bench-store", samplePath}, 0, ""},
+		{"help", []string{"-h"}, 0, "usage: benchreport"},
+		{"bad flag", []string{"-nope"}, 2, "flag provided but not defined"},
+		{"two inputs", []string{samplePath, samplePath}, 2, "one input file at most"},
+		{"empty -out", []string{"-out", "", samplePath}, 2, "-out must name a folder"},
+		{"missing input", []string{filepath.Join(t.TempDir(), "absent.txt")}, 1, "no such file"},
+		{"no Store results", []string{filepath.Join("testdata", "README.md")}, 1, "no BenchmarkStore results"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], append([]string{"-out", t.TempDir()}, tt.args...)...)
+			cmd.Env = append(os.Environ(), runMainEnv+"=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			status := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				status = exit.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.wantStatus, status, "stderr: %s", stderr.String())
+			assert.Contains(t, stderr.String(), tt.wantErr)
+		})
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    config
+		wantErr error
+	}{
+		{"defaults read stdin", nil, config{Out: filepath.Join("docs", "results", "store")}, nil},
+		{"all set", []string{"-out", "o", "-command", "make bench-store", "in.txt"}, config{Out: "o", Command: "make bench-store", Input: "in.txt"}, nil},
+		{"dash is stdin", []string{"-"}, config{Out: filepath.Join("docs", "results", "store"), Input: "-"}, nil},
+		{"help", []string{"-help"}, config{}, flag.ErrHelp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, &bytes.Buffer{})
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
