@@ -115,6 +115,10 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 e2e: $(BIN)/k6 ## end-to-end: every k6 script against the server in every mode, invariants checked (< 3 min)
 	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
 
+.PHONY: agree
+agree: $(BIN)/k6 ## k6 and the Go driver agree within 15% on calls/s and p50 (open model, 1000 calls/s; run on a quiet machine)
+	E2E_MODES=mutex E2E_AGREE=0.15 K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
+
 # --- benchmarks ----------------------------------------------------------------
 
 $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
