@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -30,7 +31,7 @@ func positive(f func(*RunRecord) float64) func(*RunRecord) (float64, bool) {
 	return func(r *RunRecord) (float64, bool) { v := f(r); return v, v > 0 }
 }
 
-func latencyMetric(name string, f func(Latency) float64) metric {
+func latencyMetric(name string, f func(load.LatencyMs) float64) metric {
 	return metric{Key: "latency_ms." + name, Label: name + " latency", format: fmtMs,
 		get: positive(func(r *RunRecord) float64 { return f(r.Result.LatencyMs) })}
 }
@@ -44,11 +45,11 @@ var (
 		get: always(func(r *RunRecord) float64 { return r.Derived.CallsPerSec })}
 	mCalls = metric{Key: "calls", Label: "calls measured", format: fmtNum,
 		get: always(func(r *RunRecord) float64 { return float64(r.Result.Calls) })}
-	mP50        = latencyMetric("p50", func(l Latency) float64 { return l.P50 })
-	mP90        = latencyMetric("p90", func(l Latency) float64 { return l.P90 })
-	mP99        = latencyMetric("p99", func(l Latency) float64 { return l.P99 })
-	mP999       = latencyMetric("p999", func(l Latency) float64 { return l.P999 })
-	mMax        = latencyMetric("max", func(l Latency) float64 { return l.Max })
+	mP50        = latencyMetric("p50", func(l load.LatencyMs) float64 { return l.P50 })
+	mP90        = latencyMetric("p90", func(l load.LatencyMs) float64 { return l.P90 })
+	mP99        = latencyMetric("p99", func(l load.LatencyMs) float64 { return l.P99 })
+	mP999       = latencyMetric("p999", func(l load.LatencyMs) float64 { return l.P999 })
+	mMax        = latencyMetric("max", func(l load.LatencyMs) float64 { return l.Max })
 	mUnexpected = metric{Key: "unexpected_errors", Label: "unexpected errors", format: fmtNum,
 		get: always(func(r *RunRecord) float64 { return float64(r.Result.UnexpectedErrors) })}
 	mRefusals = metric{Key: "expected_refusals", Label: "expected refusals", format: fmtNum,

@@ -13,15 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// binaries builds the real server and finds (or builds) the pinned k6, so the
-// runner is tested against the programs it drives.
-func binaries(t *testing.T) (server, k6 string) {
+// binaries builds the real server and Go driver and finds (or builds) the
+// pinned k6, so the runner is tested against the programs it drives.
+func binaries(t *testing.T) (server, k6, loadBin string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	server = filepath.Join(t.TempDir(), "locklab")
+	dir := t.TempDir()
+	server, loadBin = filepath.Join(dir, "locklab"), filepath.Join(dir, "load")
 	out, err := exec.Command("go", "build", "-o", server, root).CombinedOutput()
 	require.NoError(t, err, "build server: %s", out)
+	out, err = exec.Command("go", "build", "-o", loadBin, filepath.Join(root, "cmd", "load")).CombinedOutput()
+	require.NoError(t, err, "build cmd/load: %s", out)
 	k6 = filepath.Join(root, "bin", "k6")
 	if _, err := os.Stat(k6); err != nil {
 		cmd := exec.Command("go", "build", "-o", k6, "go.k6.io/k6")
@@ -29,7 +32,7 @@ func binaries(t *testing.T) (server, k6 string) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "build k6: %s", out)
 	}
-	return server, k6
+	return server, k6, loadBin
 }
 
 // h2loadBinary finds h2load; the test fails, not skips, without it.
@@ -41,12 +44,12 @@ func h2loadBinary(t *testing.T) string {
 }
 
 func TestCompareEndToEnd(t *testing.T) {
-	server, k6 := binaries(t)
+	server, k6, loadBin := binaries(t)
 	out := t.TempDir()
 	cfg, err := parseFlags([]string{
-		"-driver", "k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
+		"-driver", "go,k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
 		"-duration", "1s", "-warmup", "1s", "-reps", "1",
-		"-server", server, "-k6", k6, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
+		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
 	cfg.Command = "compare (test)"
@@ -56,14 +59,15 @@ func TestCompareEndToEnd(t *testing.T) {
 	require.NoError(t, run(ctx, cfg, &progress), progress.String())
 
 	p := progress.String()
-	assert.Contains(t, p, "[1/9] 001-counter-k6-mutex-vus3-rep1")
-	assert.Contains(t, p, "[4/9] 004-counter-h2load-mutex-vus4-rep1")
-	assert.Contains(t, p, "[9/9]")
+	assert.Contains(t, p, "[1/15] 001-counter-go-mutex-vus3-rep1")
+	assert.Contains(t, p, "[4/15] 004-counter-k6-mutex-vus3-rep1")
+	assert.Contains(t, p, "[7/15] 007-counter-h2load-mutex-vus4-rep1")
+	assert.Contains(t, p, "[15/15]")
 	assert.Contains(t, p, "left")
 
 	records, err := loadRecords(out)
 	require.NoError(t, err)
-	require.Len(t, records, 9)
+	require.Len(t, records, 15)
 	for _, r := range records {
 		assert.Empty(t, r.Problems, r.ID)
 		assert.Equal(t, 0, r.ServerExit, r.ID)
@@ -78,6 +82,9 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 		if r.Mode != "noop" {
 			assert.Greater(t, r.Derived.ServerCPUPerCallUs, 0.0, r.ID)
+		}
+		if r.Driver == "go" {
+			assert.NotEmpty(t, r.Result.HDR, "the Go driver keeps its histogram: %s", r.ID)
 		}
 		if r.Driver == "h2load" {
 			assert.NotEmpty(t, r.Result.HDR, "h2load's per-request log becomes a histogram: %s", r.ID)
@@ -94,7 +101,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
-	for _, want := range []string{"## counter · k6 driver", "## counter · h2load driver", "## bank-B · k6 driver",
+	for _, want := range []string{"## counter · go driver", "## bank-B · go driver", "## counter · k6 driver", "## counter · h2load driver", "## bank-B · k6 driver",
 		"### counter · h2load · 4 callers", "mutex (1 runs)", "inputQ (1 runs)", "noop (1 runs)", "Verdict (",
 		" counter.increment |", " bank.transfer |", " bank.balance |", "runs by class"} {
 		assert.Contains(t, string(md), want)
@@ -108,7 +115,7 @@ func TestCompareEndToEnd(t *testing.T) {
 }
 
 func TestPreflight(t *testing.T) {
-	server, k6 := binaries(t)
+	server, k6, _ := binaries(t)
 	base := []string{"-driver", "k6", "-server", server, "-k6", k6, "-scripts", "../../k6"}
 	tests := []struct {
 		name    string

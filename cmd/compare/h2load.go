@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -103,7 +104,7 @@ func h2loadResult(cfg Config, job driverJob) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := res.setHistogram(h); err != nil {
+		if err := setHistogram(res, h); err != nil {
 			return nil, err
 		}
 		if job.warmup && late > 0 {
@@ -202,16 +203,16 @@ func (o h2loadOutput) result(spec RunSpec, conns int) *Result {
 	clients, _ := h2loadShape(spec.Level, conns)
 	ok := min(o.Succeeded, o.Status2xx)
 	res := &Result{
-		Schema: loadSummarySchema, Driver: "h2load", DriverVersion: o.Version,
+		Schema: load.SummarySchema, Driver: "h2load", DriverVersion: o.Version,
 		Workload: "counter", Model: "closed", Callers: spec.Level, Conns: clients,
 		Skew: spec.Factors.Skew, ReadRatio: spec.Factors.ReadRatio,
 		DurationS: o.Seconds, Calls: o.Done, CallsPerS: o.ReqPerSec,
 		OK: ok, UnexpectedErrors: o.Done - ok,
 		ByCode:              map[string]int64{"HTTP 2xx": o.Status2xx, "HTTP 3xx": o.Status3xx, "HTTP 4xx": o.Status4xx, "HTTP 5xx": o.Status5xx},
-		LatencyMs:           Latency{Min: o.MinMs, Mean: o.MeanMs, Max: o.MaxMs},
+		LatencyMs:           load.LatencyMs{Min: o.MinMs, Mean: o.MeanMs, Max: o.MaxMs},
 		AckedIncrementDelta: ok * h2loadDelta,
 	}
-	res.ByCase = map[string]Case{"increment": {Count: float64(o.Done)}}
+	res.ByCase = map[string]load.CaseStats{"increment": {Count: o.Done}}
 	return res
 }
 
@@ -264,37 +265,3 @@ func lateRate(ends []int64) float64 {
 	}
 	return float64(n) / (float64(hi-mid) / 1e6)
 }
-
-// newLatencyHistogram covers 1 µs to a minute at 3 significant digits, as the
-// Go driver's does (load.NewHistogram), so the two merge.
-func newLatencyHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, 60_000_000, 3) }
-
-// setHistogram fills a Result's latency figures, curve and HDR field from a
-// histogram in µs.
-func (r *Result) setHistogram(h *hdrhistogram.Histogram) error {
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	ms := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
-	r.LatencyMs = Latency{Min: float64(h.Min()) / 1000, Mean: h.Mean() / 1000, P50: ms(50), P90: ms(90), P95: ms(95),
-		P99: ms(99), P999: ms(99.9), Max: float64(h.Max()) / 1000}
-	r.Percentiles = nil
-	for _, p := range curvePercentiles {
-		r.Percentiles = append(r.Percentiles, [2]float64{p, ms(p)})
-	}
-	if c, ok := r.ByCase["increment"]; ok {
-		c.P50Ms, c.P99Ms = r.LatencyMs.P50, r.LatencyMs.P99
-		r.ByCase["increment"] = c
-	}
-	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return err
-	}
-	r.HDR = string(enc)
-	return nil
-}
-
-// curvePercentiles are the points of a latency-by-percentile curve: even
-// steps on the 1/(1-p) axis the report draws it on.
-var curvePercentiles = []float64{0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 85, 90, 92.5, 95, 96.25, 97.5, 98.125, 98.75,
-	99, 99.375, 99.5, 99.6875, 99.75, 99.84375, 99.9, 99.921875, 99.95, 99.97, 99.99, 99.999, 100}

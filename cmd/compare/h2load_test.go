@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -65,11 +66,11 @@ func TestReadH2loadLog(t *testing.T) {
 	assert.Equal(t, int64(20), h.TotalCount())
 	assert.Greater(t, late, 0.0)
 	var res Result
-	res.ByCase = map[string]Case{"increment": {Count: 20}}
-	require.NoError(t, res.setHistogram(h))
+	res.ByCase = map[string]load.CaseStats{"increment": {Count: 20}}
+	require.NoError(t, setHistogram(&res, h))
 	assert.Greater(t, res.LatencyMs.P99, 0.0)
 	assert.GreaterOrEqual(t, res.LatencyMs.Max, res.LatencyMs.P99)
-	back, err := res.histogram()
+	back, err := histogram(&res)
 	require.NoError(t, err)
 	assert.Equal(t, int64(20), back.TotalCount(), "the HDR field decodes to the same histogram")
 	assert.Equal(t, res.LatencyMs.P50, res.ByCase["increment"].P50Ms)

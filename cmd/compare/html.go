@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/locklab/locklab/load"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -250,23 +250,15 @@ const maxCurvePercentile = 99.999
 // their HDR histograms merged, when every run has one; otherwise the median
 // over the runs of each percentile they all report.
 func mergedCurve(runs []*RunRecord) [][2]float64 {
-	var merged *hdrhistogram.Histogram
-	for _, r := range runs {
-		h, err := r.Result.histogram()
-		if err != nil || h == nil {
-			merged = nil
-			break
-		}
-		if merged == nil {
-			merged = newLatencyHistogram()
-		}
-		merged.Merge(h)
+	sums := make([]*load.Summary, len(runs))
+	for i, r := range runs {
+		sums[i] = r.Result
 	}
 	var out [][2]float64
-	if merged != nil && merged.TotalCount() > 0 {
-		for _, p := range curvePercentiles {
-			if p <= maxCurvePercentile {
-				out = append(out, [2]float64{p, float64(merged.ValueAtQuantile(p)) / 1000})
+	if merged, err := load.MergeHDR(sums...); err == nil && merged.TotalCount() > 0 {
+		for _, pt := range load.PercentilesOf(merged) {
+			if pt[0] <= maxCurvePercentile {
+				out = append(out, pt)
 			}
 		}
 		return out

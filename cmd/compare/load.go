@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/load"
 )
 
 // loadRecords reads back the run records of a results directory, in run
@@ -32,7 +34,9 @@ func loadRecords(dir string) ([]*RunRecord, error) {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		if r.Result == nil && r.LegacySummary != nil {
-			r.Result = r.LegacySummary.result()
+			if r.Result, err = load.FromK6(r.LegacySummary); err != nil {
+				return nil, fmt.Errorf("%s: %w", p, err)
+			}
 			r.Driver = "k6"
 			if r.LegacyK6 != nil {
 				r.DriverExit = r.LegacyK6.ExitCode

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -40,9 +41,9 @@ func fakeRun(t *testing.T, idx int, wl string, level int, mode string, rep int, 
 	}
 	raw, err := protojson.Marshal(st)
 	require.NoError(t, err)
-	res := &Result{Schema: loadSummarySchema, Driver: "go", Workload: wl, Model: "closed", Callers: level, DurationS: 10,
+	res := &Result{Schema: load.SummarySchema, Driver: "go", Workload: wl, Model: "closed", Callers: level, DurationS: 10,
 		Calls: int64(rps * 10), CallsPerS: rps, OK: int64(rps * 10),
-		LatencyMs:   Latency{Min: 0.1, Mean: p99 / 4, P50: p99 / 5, P90: p99 / 2, P95: p99 / 1.5, P99: p99, P999: p99 * 2, Max: p99 * 3},
+		LatencyMs:   load.LatencyMs{Min: 0.1, Mean: p99 / 4, P50: p99 / 5, P90: p99 / 2, P95: p99 / 1.5, P99: p99, P999: p99 * 2, Max: p99 * 3},
 		Percentiles: [][2]float64{{0, 0.1}, {50, p99 / 5}, {90, p99 / 2}, {99, p99}, {99.9, p99 * 2}, {100, p99 * 3}},
 	}
 	r := &RunRecord{
@@ -277,13 +278,14 @@ func TestMergedCurve(t *testing.T) {
 		for v := int64(1); v <= 1000; v++ {
 			require.NoError(t, h.RecordValue(v*int64(i+1)))
 		}
-		require.NoError(t, r.Result.setHistogram(h))
+		require.NoError(t, setHistogram(r.Result, h))
 	}
 	merged := mergedCurve(runs)
 	require.NotEmpty(t, merged)
 	last := merged[len(merged)-1]
-	assert.Equal(t, maxCurvePercentile, last[0])
-	assert.InDelta(t, 3.0, last[1], 0.01, "the merged tail is the slowest run's")
+	assert.LessOrEqual(t, last[0], maxCurvePercentile, "100% is at infinity on the 1/(1-p) axis")
+	assert.Greater(t, last[0], 99.9)
+	assert.InDelta(t, 3.0, last[1], 0.05, "the merged tail is the slowest run's")
 }
 
 // TestFiguresTraceable writes runs as runOne does, rebuilds the report from

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/load"
 )
 
 func TestReadSummaryBothSchemas(t *testing.T) {
@@ -36,14 +38,14 @@ func TestReadSummaryBothSchemas(t *testing.T) {
 	r, err = readSummary(k6)
 	require.NoError(t, err)
 	assert.Equal(t, "k6", r.Driver)
-	assert.Equal(t, loadSummarySchema, r.Schema)
+	assert.Equal(t, load.SummarySchema, r.Schema)
 	assert.Equal(t, int64(4000), r.Calls)
 	assert.Equal(t, 2000.0, r.CallsPerS)
 	assert.Equal(t, 0.8, r.LatencyMs.P50)
 	assert.Equal(t, 5.0, r.LatencyMs.P99)
 	assert.Equal(t, int64(3999), r.AckedIncrementDelta)
 	assert.Equal(t, int64(3999), r.OK)
-	assert.Equal(t, Case{Count: 4000, P50Ms: 0.8, P99Ms: 5}, r.ByCase["increment"])
+	assert.Equal(t, load.CaseStats{Count: 4000, P50Ms: 0.8, P99Ms: 5}, r.ByCase["increment"])
 	assert.Equal(t, "closed", r.Model)
 
 	for name, body := range map[string]string{

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -63,7 +64,7 @@ type RunRecord struct {
 
 	// Legacy fields: records written before the driver seam held k6's own
 	// summary and process figures; loadRecords carries them over.
-	LegacySummary *K6Summary `json:"k6_summary,omitempty"`
+	LegacySummary *load.K6Summary `json:"k6_summary,omitempty"`
 	LegacyK6      *struct {
 		CPUSeconds  float64 `json:"cpu_seconds"`
 		WallSeconds float64 `json:"wall_seconds"`
