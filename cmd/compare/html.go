@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/load"
 
@@ -22,13 +23,16 @@ func (rep *Report) charts(sec Section) []block {
 	if rep.Meta.Model == "open" {
 		unit = "arrival rate (calls/s)"
 	}
-	specs := []struct {
+	type spec struct {
 		title string
 		m     metric
-	}{
-		{sec.Workload + " · " + sec.Driver + ": throughput", mCallsPerSec},
-		{sec.Workload + " · " + sec.Driver + ": p99 latency", mP99},
-		{sec.Workload + " · " + sec.Driver + ": server CPU per call (µs)", mServerCPUPerCall},
+		scale float64 // chart units per figure unit
+	}
+	prefix := sec.Workload + " · " + sec.Driver + ": "
+	specs := []spec{
+		{prefix + "throughput", mCallsPerSec, 1},
+		{prefix + "p99 latency", mP99, 1},
+		{prefix + "server CPU per call (µs)", mServerCPUPerCall, 1},
 	}
 	var groups []*Group
 	for _, g := range rep.Groups {
@@ -36,22 +40,21 @@ func (rep *Report) charts(sec Section) []block {
 			groups = append(groups, g)
 		}
 	}
+	// Store and scheduler latencies are kept in ns and drawn in µs.
 	for _, op := range storeOps(groups) {
-		specs = append(specs, struct {
-			title string
-			m     metric
-		}{sec.Workload + " · " + sec.Driver + ": store latency p99, " + op + " (ns)", storeMetric(op, "p99_ns")})
+		specs = append(specs, spec{prefix + "store latency p99, " + op + " (µs)", storeMetric(op, "p99_ns"), 1e-3})
 	}
-	specs = append(specs, struct {
-		title string
-		m     metric
-	}{sec.Workload + " · " + sec.Driver + ": scheduler latency p99 (ns)", mSchedP99})
+	specs = append(specs, spec{prefix + "scheduler latency p99 (µs)", mSchedP99, 1e-3})
 	var out []block
 	for _, sp := range specs {
 		if !rep.hasFigure(sec, sp.m) {
 			continue
 		}
-		svg, err := rep.lineChart(sec, sp.title, unit, sp.m.Label, sp.m)
+		ylabel := sp.m.Label
+		if sp.scale != 1 {
+			ylabel = strings.TrimSuffix(ylabel, " p99_ns") + " (µs)"
+		}
+		svg, err := rep.lineChart(sec, sp.title, unit, ylabel, sp.m, sp.scale)
 		if err != nil {
 			out = append(out, para("chart "+sp.title+" failed: "+err.Error()))
 			continue
@@ -76,7 +79,7 @@ type errPoints struct {
 	plotter.YErrors
 }
 
-func (rep *Report) lineChart(sec Section, title, xlabel, ylabel string, m metric) ([]byte, error) {
+func (rep *Report) lineChart(sec Section, title, xlabel, ylabel string, m metric, scale float64) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
@@ -97,8 +100,8 @@ func (rep *Report) lineChart(sec Section, title, xlabel, ylabel string, m metric
 				continue
 			}
 			s := g.fig(m)
-			pts.XYs = append(pts.XYs, plotter.XY{X: float64(level), Y: s.Median})
-			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{s.Median - s.Min, s.Max - s.Median})
+			pts.XYs = append(pts.XYs, plotter.XY{X: float64(level), Y: s.Median * scale})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{(s.Median - s.Min) * scale, (s.Max - s.Median) * scale})
 		}
 		if len(pts.XYs) == 0 {
 			continue
