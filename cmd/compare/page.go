@@ -9,7 +9,9 @@ import (
 
 // The HTML page is built by html/template from the same blocks as the
 // Markdown: every text is escaped by the template, and the only trusted value
-// is each chart's data: URL, made from SVG bytes gonum/plot wrote.
+// is each chart's data: URL, made from SVG bytes gonum/plot wrote. The page's
+// own styles are greys only (links too), so that colour on it comes from the
+// charts: make browser-test counts on that.
 const pageTemplate = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>{{.Title}}</title>
@@ -22,6 +24,7 @@ code{background:#f3f3f3;padding:0 0.2rem}
 figure{display:inline-block;margin:0.5rem}
 figcaption{font-size:0.8rem;text-align:center}
 nav ul{margin:0.2rem 0}
+a{color:#333}
 </style></head><body>
 {{range .Blocks}}
 {{- with .Heading}}{{if eq .Level 1}}<h1 id="{{.ID}}">{{.Text}}</h1>{{else if eq .Level 2}}<h2 id="{{.ID}}">{{.Text}}</h2>{{else}}<h3 id="{{.ID}}">{{.Text}}</h3>{{end}}{{end}}
