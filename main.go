@@ -9,9 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +60,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		batch    = fs.Int("batch-limit", store.DefaultBatchLimit, "inputQ-batch: commands applied (and committed) per batch")
 		shards   = fs.Int("shards", store.DefaultShards, "sharded designs: shard count")
 		list     = fs.Bool("list-modes", false, "print the modes, one per line with the workloads each serves, and exit")
+		work     = fs.Duration("work", 0, "CPU work added inside every state-changing command's critical section (a calibrated spin, e.g. 10us)")
+		dur      = fs.String("durability", server.DurabilityNone, "none, or wal: log every state-changing command and make it durable before answering; recover from -data-dir on start")
+		dataDir  = fs.String("data-dir", "", "directory of the write-ahead logs (-durability wal); created if missing")
+		snapEv   = fs.Int("snapshot-every", 0, "with -durability wal, snapshot each workload's state every N logged commands, bounding replay at start (0: 100000)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: locklab -mode MODE [flags]\n\nmodes:\n")
@@ -124,12 +130,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usage("-%s %d: want >= 0", f.name, f.v)
 		}
 	}
+	if *work < 0 {
+		return usage("-work %v: want >= 0", *work)
+	}
+	if !slices.Contains(server.Durabilities(), *dur) {
+		return usage("-durability %q: want one of %s", *dur, strings.Join(server.Durabilities(), ", "))
+	}
+	if *dur == server.DurabilityWAL && *dataDir == "" {
+		return usage("-durability %s needs -data-dir", *dur)
+	}
+	if *dur != server.DurabilityWAL && *dataDir != "" {
+		return usage("-data-dir is only used with -durability %s", server.DurabilityWAL)
+	}
+	if *snapEv < 0 {
+		return usage("-snapshot-every %d: want >= 0", *snapEv)
+	}
 	srv, err := server.New(server.Config{
-		Mode:        *mode,
-		Bank:        workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
-		SampleEvery: *sample,
-		Store:       store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
+		Mode:          *mode,
+		Bank:          workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
+		SampleEvery:   *sample,
+		Store:         store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
+		Work:          *work,
+		Durability:    *dur,
+		DataDir:       *dataDir,
+		SnapshotEvery: *snapEv,
+		Logger:        log.New(stderr, "locklab: ", 0),
 	})
+	if errors.Is(err, server.ErrDataDir) {
+		return err // a runtime failure: status 1, not a usage error
+	}
 	if err != nil {
 		return usage("%v", err)
 	}

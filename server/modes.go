@@ -118,20 +118,18 @@ type stores struct {
 
 	queues  []store.QueueReporter
 	closers []func() error
+	ms      *machines
 }
 
-func newStores(mode Mode, cfg store.Config, bank workload.BankConfig, m *metrics) (*stores, error) {
-	b, err := workload.NewBank(bank)
-	if err != nil {
-		return nil, err
-	}
-	st := &stores{}
+func newStores(mode Mode, cfg store.Config, ms *machines, m *metrics) (*stores, error) {
+	st := &stores{ms: ms}
 	var errs []error
-	st.counterBare, err = newStore[workload.CounterCmd, int64](st, mode, cfg, wlCounter, workload.NewCounter())
+	var err error
+	st.counterBare, err = newStore(st, mode, cfg, wlCounter, ms.counter)
 	errs = append(errs, err)
-	st.bankBare, err = newStore[workload.BankCmd, workload.BankResult](st, mode, cfg, wlBank, b)
+	st.bankBare, err = newStore(st, mode, cfg, wlBank, ms.bank)
 	errs = append(errs, err)
-	st.kvBare, err = newStore[workload.KVCmd, workload.KVResult](st, mode, cfg, wlKV, workload.NewKV())
+	st.kvBare, err = newStore(st, mode, cfg, wlKV, ms.kv)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		st.close()
@@ -183,8 +181,11 @@ func (st *stores) resetQueueHighWater() {
 }
 
 // close closes every store; each lets its accepted commands finish first.
+// Then it closes the logs, which have nothing left to sync: every command
+// was committed before it was answered.
 func (st *stores) close() {
 	for _, c := range st.closers {
 		_ = c() // the designs' Close never fails
 	}
+	_ = st.ms.closeLogs()
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -44,6 +46,20 @@ type Config struct {
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
 	// command).
 	SampleEvery uint64
+	// Work is the CPU work added to every state-changing command, inside
+	// the design's critical section (work.Machine); 0 adds none.
+	Work time.Duration
+	// Durability is DurabilityNone ("" too) or DurabilityWAL; with a WAL
+	// the state lives in DataDir and is recovered from it on start (the
+	// Bank config then only seeds a new directory).
+	Durability string
+	DataDir    string
+	// SnapshotEvery is how many records of a log are replayed at most on
+	// start (0: wal.DefaultSnapshotEvery).
+	SnapshotEvery int
+	// Logger receives the line a log writes when it cuts a torn tail (nil:
+	// log.Default()).
+	Logger *log.Logger
 }
 
 // Server is the gRPC server of one mode.
@@ -80,10 +96,19 @@ func New(cfg Config) (*Server, error) {
 	m := newMetrics(methods, cfg.SampleEvery)
 
 	s := &Server{mode: mode, health: health.NewServer()}
+	if d, ok := mode.Design(); ok && cfg.Durability == DurabilityWAL && !d.Durable {
+		return nil, fmt.Errorf("design %s cannot be durable (-durability %s): it has no point at which to commit before answering", d.Name, DurabilityWAL)
+	}
 	if mode.StoreBacked() {
-		if s.st, err = newStores(mode, cfg.Store, cfg.Bank, m); err != nil {
+		ms, err := newMachines(cfg)
+		if err != nil {
 			return nil, err
 		}
+		if s.st, err = newStores(mode, cfg.Store, ms, m); err != nil {
+			return nil, err // newStores closed the logs
+		}
+	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
+		return nil, fmt.Errorf("mode %s keeps no state: it cannot be durable", mode.Name)
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
 		return nil, err // noop refuses the flags the others refuse
 	}

@@ -198,6 +198,7 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 			}
 		}
 		s.st.resetQueueHighWater()
+		s.st.ms.newWindow()
 	}
 	s.m.newWindow()
 	return &pb.ResetResponse{}, nil
@@ -230,6 +231,10 @@ func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb
 			out.KvKeys = n.Version
 		}
 		out.QueueHighWater = s.st.queueHighWater()
+	}
+	out.Durability = DurabilityNone
+	if s.st != nil {
+		s.st.ms.report(out)
 	}
 	ws := s.m.read()
 	out.WindowSeconds, out.Requests, out.CpuSeconds, out.GcCycles = ws.seconds, ws.requests, ws.cpu, ws.gc

@@ -83,6 +83,6 @@ func TestCombiningWaitersPark(t *testing.T) {
 	t.Run("control, plain machine: waiters spin", func(t *testing.T) {
 		b := &blocker{entered: make(chan struct{}), release: make(chan struct{})}
 		used := run(t, b, b)
-		assert.Greater(t, used, hold/2, "CPU used while the combiner applied")
+		assert.Greater(t, used, hold/4, "CPU used while the combiner applied")
 	})
 }

@@ -1037,8 +1037,35 @@ type GetStatsResponse struct {
 	// store_latency measures one command in this many (chosen at random per
 	// command, so the sample is unbiased); 1 means every command.
 	LatencySampleEvery uint32 `protobuf:"varint,18,opt,name=latency_sample_every,json=latencySampleEvery,proto3" json:"latency_sample_every,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The Go runtime's own view of the window (runtime/metrics), as deltas of
+	// its cumulative histograms and counters since the last Reset: how long
+	// goroutines waited runnable before they ran (/sched/latencies:seconds),
+	// and how long goroutines spent blocked on sync.Mutex or sync.RWMutex
+	// (/sync/mutex/wait/total:seconds). NaN-free: 0 when nothing was recorded.
+	SchedLatencyP50Ns float64 `protobuf:"fixed64,19,opt,name=sched_latency_p50_ns,json=schedLatencyP50Ns,proto3" json:"sched_latency_p50_ns,omitempty"`
+	SchedLatencyP99Ns float64 `protobuf:"fixed64,20,opt,name=sched_latency_p99_ns,json=schedLatencyP99Ns,proto3" json:"sched_latency_p99_ns,omitempty"`
+	MutexWaitSeconds  float64 `protobuf:"fixed64,21,opt,name=mutex_wait_seconds,json=mutexWaitSeconds,proto3" json:"mutex_wait_seconds,omitempty"`
+	// The store design behind the mode ("" for noop); mode may name a
+	// variant of it.
+	Design string `protobuf:"bytes,22,opt,name=design,proto3" json:"design,omitempty"`
+	// Commands waiting in the owner designs' queues when GetStats ran, over
+	// all stores; 0 for designs without a queue.
+	QueueLen int64 `protobuf:"varint,23,opt,name=queue_len,json=queueLen,proto3" json:"queue_len,omitempty"`
+	// Durability of the stores: "none" or "wal".
+	Durability string `protobuf:"bytes,24,opt,name=durability,proto3" json:"durability,omitempty"`
+	// WAL records replayed at start, and how long that recovery took.
+	WalRecordsReplayed uint64  `protobuf:"varint,25,opt,name=wal_records_replayed,json=walRecordsReplayed,proto3" json:"wal_records_replayed,omitempty"`
+	RecoverySeconds    float64 `protobuf:"fixed64,26,opt,name=recovery_seconds,json=recoverySeconds,proto3" json:"recovery_seconds,omitempty"`
+	// WAL fsyncs and records written in the window.
+	WalSyncs   uint64 `protobuf:"varint,27,opt,name=wal_syncs,json=walSyncs,proto3" json:"wal_syncs,omitempty"`
+	WalRecords uint64 `protobuf:"varint,28,opt,name=wal_records,json=walRecords,proto3" json:"wal_records,omitempty"`
+	// Synthetic work added to every applied command (-work), in nanoseconds.
+	WorkNs int64 `protobuf:"varint,29,opt,name=work_ns,json=workNs,proto3" json:"work_ns,omitempty"`
+	// Scheduling latencies the runtime recorded in the window (the count
+	// behind sched_latency_p50_ns and sched_latency_p99_ns).
+	SchedLatencyCount uint64 `protobuf:"varint,30,opt,name=sched_latency_count,json=schedLatencyCount,proto3" json:"sched_latency_count,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1193,6 +1220,90 @@ func (x *GetStatsResponse) GetStoreLatency() []*StoreLatency {
 func (x *GetStatsResponse) GetLatencySampleEvery() uint32 {
 	if x != nil {
 		return x.LatencySampleEvery
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetSchedLatencyP50Ns() float64 {
+	if x != nil {
+		return x.SchedLatencyP50Ns
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetSchedLatencyP99Ns() float64 {
+	if x != nil {
+		return x.SchedLatencyP99Ns
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetMutexWaitSeconds() float64 {
+	if x != nil {
+		return x.MutexWaitSeconds
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetDesign() string {
+	if x != nil {
+		return x.Design
+	}
+	return ""
+}
+
+func (x *GetStatsResponse) GetQueueLen() int64 {
+	if x != nil {
+		return x.QueueLen
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetDurability() string {
+	if x != nil {
+		return x.Durability
+	}
+	return ""
+}
+
+func (x *GetStatsResponse) GetWalRecordsReplayed() uint64 {
+	if x != nil {
+		return x.WalRecordsReplayed
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetRecoverySeconds() float64 {
+	if x != nil {
+		return x.RecoverySeconds
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetWalSyncs() uint64 {
+	if x != nil {
+		return x.WalSyncs
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetWalRecords() uint64 {
+	if x != nil {
+		return x.WalRecords
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetWorkNs() int64 {
+	if x != nil {
+		return x.WorkNs
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetSchedLatencyCount() uint64 {
+	if x != nil {
+		return x.SchedLatencyCount
 	}
 	return 0
 }
@@ -1361,7 +1472,7 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\n" +
 	"CodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x80\x06\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xc9\t\n" +
 	"\x10GetStatsResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12#\n" +
 	"\rtotal_balance\x18\x02 \x01(\x03R\ftotalBalance\x12#\n" +
@@ -1386,7 +1497,22 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\x10queue_high_water\x18\x0f \x01(\x03R\x0equeueHighWater\x12!\n" +
 	"\fstore_backed\x18\x10 \x01(\bR\vstoreBacked\x12=\n" +
 	"\rstore_latency\x18\x11 \x03(\v2\x18.locklab.v1.StoreLatencyR\fstoreLatency\x120\n" +
-	"\x14latency_sample_every\x18\x12 \x01(\rR\x12latencySampleEvery\x1aR\n" +
+	"\x14latency_sample_every\x18\x12 \x01(\rR\x12latencySampleEvery\x12/\n" +
+	"\x14sched_latency_p50_ns\x18\x13 \x01(\x01R\x11schedLatencyP50Ns\x12/\n" +
+	"\x14sched_latency_p99_ns\x18\x14 \x01(\x01R\x11schedLatencyP99Ns\x12,\n" +
+	"\x12mutex_wait_seconds\x18\x15 \x01(\x01R\x10mutexWaitSeconds\x12\x16\n" +
+	"\x06design\x18\x16 \x01(\tR\x06design\x12\x1b\n" +
+	"\tqueue_len\x18\x17 \x01(\x03R\bqueueLen\x12\x1e\n" +
+	"\n" +
+	"durability\x18\x18 \x01(\tR\n" +
+	"durability\x120\n" +
+	"\x14wal_records_replayed\x18\x19 \x01(\x04R\x12walRecordsReplayed\x12)\n" +
+	"\x10recovery_seconds\x18\x1a \x01(\x01R\x0frecoverySeconds\x12\x1b\n" +
+	"\twal_syncs\x18\x1b \x01(\x04R\bwalSyncs\x12\x1f\n" +
+	"\vwal_records\x18\x1c \x01(\x04R\n" +
+	"walRecords\x12\x17\n" +
+	"\awork_ns\x18\x1d \x01(\x03R\x06workNs\x12.\n" +
+	"\x13sched_latency_count\x18\x1e \x01(\x04R\x11schedLatencyCount\x1aR\n" +
 	"\x0eRpcCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
 	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xc5\x01\n" +

@@ -1,0 +1,144 @@
+// Package work lengthens a machine's critical section by a known amount of
+// CPU: the server's -work flag. Real critical sections are longer than
+// locklab's ~0.1 µs in-memory ones, and the designs only diverge once the
+// section is long enough to matter.
+//
+// The work is a calibrated spin loop, not a sleep and not a clock polled in
+// the loop: a sleep would give the CPU away (a lock design would look free),
+// and reading the clock in the loop would make the work itself the clock's
+// cost. The loop's speed is measured once, by Calibrate, and every Spin then
+// runs a fixed number of iterations.
+package work
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/store"
+)
+
+// Spinner burns a fixed amount of CPU per Spin. The zero value does nothing.
+type Spinner struct {
+	iters uint64
+}
+
+// Calibrate measures how many loop iterations the CPU runs per microsecond:
+// the fastest of a few rounds, so that other load at calibration time makes
+// the work shorter rather than longer than asked. It takes ~10 ms.
+func Calibrate() float64 {
+	const n = 1 << 20
+	best := time.Duration(1<<63 - 1)
+	for range 8 {
+		start := time.Now()
+		if spin(n) == 0 {
+			panic("work: xorshift reached 0")
+		}
+		best = min(best, time.Since(start))
+	}
+	return n / (float64(best.Nanoseconds()) / 1000)
+}
+
+// NewSpinner returns a Spinner that burns d of CPU per Spin at perMicro
+// iterations per microsecond (Calibrate's result).
+func NewSpinner(d time.Duration, perMicro float64) Spinner {
+	return Spinner{iters: uint64(float64(d.Nanoseconds()) / 1000 * perMicro)}
+}
+
+// Iterations is the number of loop iterations a Spin runs.
+func (s Spinner) Iterations() uint64 { return s.iters }
+
+// Spin burns the Spinner's CPU.
+func (s Spinner) Spin() {
+	if s.iters > 0 && spin(s.iters) == 0 {
+		panic("work: xorshift reached 0")
+	}
+}
+
+// spin runs n rounds of xorshift64, which never reaches 0 from a non-zero
+// seed; the caller checks the result, so the loop cannot be optimised away.
+func spin(n uint64) uint64 {
+	x := uint64(88172645463325252)
+	for range n {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+// Machine is a machine whose state-changing commands (every command the
+// inner machine does not report ReadOnly) first spin. It has every
+// capability method, forwarding to the inner machine, and reports through
+// Capabilities which ones the inner machine really has.
+type Machine[C, R any] struct {
+	inner  store.Machine[C, R]
+	spin   Spinner
+	ro     store.ReadOnly[C]  // nil if inner has no read-only commands
+	shards store.Sharded[C]   // nil if inner is not sharded
+	atomic store.Atomic[C, R] // nil if inner has no lock-free path
+	caps   store.Capability
+}
+
+var (
+	_ store.Machine[int, int]  = (*Machine[int, int])(nil)
+	_ store.ReadOnly[int]      = (*Machine[int, int])(nil)
+	_ store.Sharded[int]       = (*Machine[int, int])(nil)
+	_ store.Atomic[int, int]   = (*Machine[int, int])(nil)
+	_ store.CapabilityReporter = (*Machine[int, int])(nil)
+)
+
+// New wraps m. Wrap the bare machine, and wrap the result for durability
+// (durable.Machine), not the other way round: this decorator does not
+// forward Commit.
+func New[C, R any](m store.Machine[C, R], s Spinner) *Machine[C, R] {
+	w := &Machine[C, R]{inner: m, spin: s, caps: store.CapabilitiesOf(m)}
+	w.ro, _ = m.(store.ReadOnly[C])
+	w.shards, _ = m.(store.Sharded[C])
+	w.atomic, _ = m.(store.Atomic[C, R])
+	return w
+}
+
+func (w *Machine[C, R]) writes(cmd C) bool { return w.ro == nil || !w.ro.ReadOnly(cmd) }
+
+// Apply spins if cmd may change state, then applies it. A command the
+// machine refuses has still spun: the work models computing the change,
+// which happens before the machine can refuse it.
+func (w *Machine[C, R]) Apply(cmd C) (R, error) {
+	if w.writes(cmd) {
+		w.spin.Spin()
+	}
+	return w.inner.Apply(cmd)
+}
+
+// ApplyAtomic is Apply for the atomic design.
+func (w *Machine[C, R]) ApplyAtomic(cmd C) (R, error) {
+	if w.writes(cmd) {
+		w.spin.Spin()
+	}
+	if w.atomic == nil {
+		var zero R
+		return zero, store.ErrUnsupported
+	}
+	return w.atomic.ApplyAtomic(cmd)
+}
+
+// ReadOnly forwards to the inner machine (false if it has no read-only
+// commands).
+func (w *Machine[C, R]) ReadOnly(cmd C) bool { return w.ro != nil && w.ro.ReadOnly(cmd) }
+
+// SetShards forwards to the inner machine.
+func (w *Machine[C, R]) SetShards(n int) {
+	if w.shards != nil {
+		w.shards.SetShards(n)
+	}
+}
+
+// ShardsOf forwards to the inner machine (every shard if it is not sharded).
+func (w *Machine[C, R]) ShardsOf(cmd C) (a, b int) {
+	if w.shards == nil {
+		return -1, -1
+	}
+	return w.shards.ShardsOf(cmd)
+}
+
+// Capabilities reports what the inner machine really has.
+func (w *Machine[C, R]) Capabilities() store.Capability { return w.caps }
