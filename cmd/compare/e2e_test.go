@@ -143,3 +143,38 @@ func TestPreflight(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoError(t, preflight(cfg), "the control: a good configuration passes")
 }
+
+// TestCompareFactorsEndToEnd: the factors reach the server (a write-ahead
+// log in a fresh directory, critical-section work) and a mode that cannot
+// log is n/a, not a failure.
+func TestCompareFactorsEndToEnd(t *testing.T) {
+	server, _, loadBin := binaries(t)
+	out := t.TempDir()
+	cfg, err := parseFlags([]string{
+		"-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
+		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1",
+		"-server", server, "-load", loadBin, "-out", out,
+	}, os.Stderr)
+	require.NoError(t, err)
+	cfg.Command = "compare (test)"
+	var progress strings.Builder
+	require.NoError(t, run(t.Context(), cfg, &progress), progress.String())
+	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
+
+	records, err := loadRecords(out)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	r := records[0]
+	assert.Equal(t, "001-counter-go-mutex-vus2-w10us-wal-rep1", r.ID)
+	assert.Equal(t, Factors{Work: 10 * time.Microsecond, Durability: durabilityWAL, ReadRatio: defaultReadRatio}, r.Factors)
+	assert.Empty(t, r.Problems)
+	st := stats(r)
+	assert.Equal(t, durabilityWAL, st.GetDurability(), "the server ran with its log")
+	assert.Equal(t, int64(10_000), st.GetWorkNs(), "and with the work")
+	assert.Equal(t, uint64(st.GetCounterValue()), st.GetWalRecords(), "one record a logged increment")
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "## counter · go driver · work 10µs, durability wal, skew 0, read ratio default")
+	assert.Contains(t, string(md), "| calls/s | ")
+	assert.Contains(t, string(md), " | n/a |")
+}
