@@ -133,16 +133,26 @@ func runtimeStat(f func(runtimeFigures) float64) func(*RunRecord) (float64, bool
 	}
 }
 
+// The store-latency figures of one op, as the report and the charts ask for
+// them.
+const (
+	storeCount = "count"
+	storeP50   = "p50_ns"
+	storeP99   = "p99_ns"
+	storeP999  = "p999_ns"
+	storeMax   = "max_ns"
+)
+
 // storeQuantiles are the store-latency figures per op.
 var storeQuantiles = []struct {
 	Name string
 	get  func(*locklabv1.StoreLatency) float64
 }{
-	{"count", func(l *locklabv1.StoreLatency) float64 { return float64(l.GetCount()) }},
-	{"p50_ns", (*locklabv1.StoreLatency).GetP50Ns},
-	{"p99_ns", (*locklabv1.StoreLatency).GetP99Ns},
-	{"p999_ns", (*locklabv1.StoreLatency).GetP999Ns},
-	{"max_ns", (*locklabv1.StoreLatency).GetMaxNs},
+	{storeCount, func(l *locklabv1.StoreLatency) float64 { return float64(l.GetCount()) }},
+	{storeP50, (*locklabv1.StoreLatency).GetP50Ns},
+	{storeP99, (*locklabv1.StoreLatency).GetP99Ns},
+	{storeP999, (*locklabv1.StoreLatency).GetP999Ns},
+	{storeMax, (*locklabv1.StoreLatency).GetMaxNs},
 }
 
 // storeMetric is the store-latency figure q of one workload.op, keyed

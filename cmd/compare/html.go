@@ -42,7 +42,7 @@ func (rep *Report) charts(sec Section) []block {
 	}
 	// Store and scheduler latencies are kept in ns and drawn in µs.
 	for _, op := range storeOps(groups) {
-		specs = append(specs, spec{prefix + "store latency p99, " + op + " (µs)", storeMetric(op, "p99_ns"), 1e-3})
+		specs = append(specs, spec{prefix + "store latency p99, " + op + " (µs)", storeMetric(op, storeP99), 1e-3})
 	}
 	specs = append(specs, spec{prefix + "scheduler latency p99 (µs)", mSchedP99, 1e-3})
 	var out []block
@@ -52,7 +52,7 @@ func (rep *Report) charts(sec Section) []block {
 		}
 		ylabel := sp.m.Label
 		if sp.scale != 1 {
-			ylabel = strings.TrimSuffix(ylabel, " p99_ns") + " (µs)"
+			ylabel = strings.TrimSuffix(ylabel, " "+storeP99) + " (µs)"
 		}
 		svg, err := rep.lineChart(sec, sp.title, unit, ylabel, sp.m, sp.scale)
 		if err != nil {

@@ -326,12 +326,12 @@ func (rep *Report) levelTable(sec Section, level int) table {
 	}
 	for _, op := range storeOps(groups) {
 		rows = append(rows, row(label+op, func(g *Group) string {
-			if g.fig(storeMetric(op, "count")).N == 0 {
+			if g.fig(storeMetric(op, storeCount)).N == 0 {
 				return "—"
 			}
 			ns := func(q string) string { return fmtNs(g.fig(storeMetric(op, q)).Median) }
-			return fmt.Sprintf("p50=%s p99=%s p99.9=%s max=%s (n=%s a run)", ns("p50_ns"), ns("p99_ns"), ns("p999_ns"), ns("max_ns"),
-				fmtNum(g.fig(storeMetric(op, "count")).Median))
+			return fmt.Sprintf("p50=%s p99=%s p99.9=%s max=%s (n=%s a run)", ns(storeP50), ns(storeP99), ns(storeP999), ns(storeMax),
+				fmtNum(g.fig(storeMetric(op, storeCount)).Median))
 		}))
 	}
 	rows = append(rows,

@@ -98,7 +98,7 @@ func TestAggregateMedians(t *testing.T) {
 	assert.Equal(t, 5400.0, s.Max)
 	assert.Equal(t, 5, s.N)
 	assert.False(t, s.CI, "5 runs are too few for a 95% interval of the median")
-	assert.Equal(t, 300.0, g.fig(storeMetric("counter.increment", "p50_ns")).Median)
+	assert.Equal(t, 300.0, g.fig(storeMetric("counter.increment", storeP50)).Median)
 	assert.True(t, g.StoreBacked)
 	assert.Equal(t, 5, g.Classes[ClassServerBound])
 	assert.False(t, rep.group(counterGo, 100, "noop").StoreBacked)
