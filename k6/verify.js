@@ -27,7 +27,7 @@
 import grpc from 'k6/net/grpc';
 import { check } from 'k6';
 import exec from 'k6/execution';
-import { admin, cfg, client, connect, disconnect } from './lib/core.js';
+import { DEFS, admin, cfg, client, connect, disconnect } from './lib/core.js';
 
 export const options = {
   vus: 1,
@@ -39,7 +39,8 @@ const paths = (__ENV.SUMMARIES || '').split(',').filter((p) => p !== '');
 // open() only works in the init context.
 const summaries = paths.map((p) => ({ path: p, doc: JSON.parse(open(p)) }));
 
-const SCENARIO_FUNDED = { A: (n) => n, B: (n) => Math.ceil(n / 2), C: () => 0 };
+// How many of n accounts a scenario funds (load/workloads.json says which).
+const FUNDED = { all: (n) => n, odd: (n) => Math.ceil(n / 2), none: () => 0 };
 
 let failed = 0;
 
@@ -87,8 +88,9 @@ function verify() {
   }
   expect('no negative balance', big(stats.minBalance) >= 0n, `smallest balance ${stats.minBalance}`);
   if (__ENV.EXPECT_BANK) {
-    const funded = SCENARIO_FUNDED[__ENV.EXPECT_BANK];
-    if (!funded) throw new Error(`EXPECT_BANK=${__ENV.EXPECT_BANK}: want A, B or C`);
+    const sc = DEFS.workloads.bank.scenarios[__ENV.EXPECT_BANK];
+    const funded = sc && FUNDED[sc.funded];
+    if (!funded) throw new Error(`EXPECT_BANK=${__ENV.EXPECT_BANK}: want one of ${Object.keys(DEFS.workloads.bank.scenarios).join(', ')}`);
     const balance = cfg.balance === 0 ? 20000000n : BigInt(cfg.balance);
     const want = BigInt(funded(cfg.accounts)) * balance;
     expect('money conserved', big(stats.totalBalance) === want,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -161,12 +162,43 @@ func (p *plan) setupKV(ctx context.Context, cfg Config, d *Definitions, c client
 	if p.sharedKeys, err = NewZipf(k.SharedKeys, cfg.Skew); err != nil {
 		return err
 	}
-	for i := range k.SharedKeys {
-		if _, err := c.kv.Put(ctx, &pb.PutRequest{Key: sharedKey(i), Value: p.value}); err != nil {
-			return fmt.Errorf("load: putting the shared keys: %w", err)
+	return p.putSharedKeys(ctx, c)
+}
+
+// putSharedKeys puts every shared key once, 16 calls at a time.
+func (p *plan) putSharedKeys(ctx context.Context, c clients) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ranks := make(chan int)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range ranks {
+				if _, err := c.kv.Put(ctx, &pb.PutRequest{Key: sharedKey(i), Value: p.value}); err != nil {
+					select {
+					case errs <- fmt.Errorf("load: putting the shared keys: %w", err):
+					default:
+					}
+					cancel()
+				}
+			}
+		})
+	}
+	for i := range p.sharedKeys.N() {
+		select {
+		case ranks <- i:
+		case <-ctx.Done():
 		}
 	}
-	return nil
+	close(ranks)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return ctx.Err()
+	}
 }
 
 func cmpOr(a, b string) string {

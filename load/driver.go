@@ -260,6 +260,11 @@ func dialAll(ctx context.Context, cfg Config) ([]*grpc.ClientConn, error) {
 	}
 	for _, cc := range conns {
 		for s := cc.GetState(); s != connectivity.Ready; s = cc.GetState() {
+			// A refused connection is final here: the server is started
+			// before the driver, so retrying would only wait out the timeout.
+			if s == connectivity.TransientFailure {
+				return fail(fmt.Errorf("load: cannot connect to %s (%v)", cfg.Addr, s))
+			}
 			if !cc.WaitForStateChange(ctx, s) {
 				return fail(fmt.Errorf("load: cannot connect to %s (%v): %w", cfg.Addr, s, ctx.Err()))
 			}

@@ -97,6 +97,21 @@ func (d *Definitions) Cases(workload string) []string {
 	return nil
 }
 
+// FundedAccounts is how many of n accounts a bank scenario funds: what,
+// times the initial balance, the bank must always hold (money is conserved).
+// It is -1 for an unknown scenario.
+func (d *Definitions) FundedAccounts(scenario string, n int) int {
+	switch d.Bank.Scenarios[scenario].Funded {
+	case "all":
+		return n
+	case "odd":
+		return (n + 1) / 2
+	case "none":
+		return 0
+	}
+	return -1
+}
+
 // ScenarioNames lists the bank scenarios, sorted.
 func (d *Definitions) ScenarioNames() []string {
 	names := make([]string, 0, len(d.Bank.Scenarios))
@@ -151,6 +166,11 @@ func parseDefinitions(b []byte) (*Definitions, error) {
 	for _, c := range []string{d.Bank.ReadRatioCases.Read, d.Bank.ReadRatioCases.Write} {
 		if !slices.Contains(d.Bank.Cases, c) {
 			return nil, fmt.Errorf("load: workloads.json: read_ratio_cases: %q is not a bank case", c)
+		}
+	}
+	for name := range d.Bank.Scenarios {
+		if d.FundedAccounts(name, 1) < 0 {
+			return nil, fmt.Errorf("load: workloads.json: scenario %s: funded %q, want all, odd or none", name, d.Bank.Scenarios[name].Funded)
 		}
 	}
 	if _, ok := d.Bank.Scenarios[d.Bank.Defaults.Scenario]; !ok {

@@ -74,3 +74,17 @@ func roundMix(m load.Mix) load.Mix {
 func TestWorkloadsMatchTheServer(t *testing.T) {
 	assert.Equal(t, server.Workloads(), load.WorkloadNames())
 }
+
+func TestFundedAccounts(t *testing.T) {
+	d := load.Workloads()
+	for _, sc := range d.ScenarioNames() {
+		for _, n := range []int{2, 3, 1000} {
+			f := d.FundedAccounts(sc, n)
+			assert.True(t, f >= 0 && f <= n, "scenario %s, %d accounts: %d funded", sc, n, f)
+			// A refusal is expected exactly where some account is empty.
+			assert.Equal(t, d.Bank.Scenarios[sc].RefusalExpected, f < n, "scenario %s", sc)
+		}
+	}
+	assert.Equal(t, 2, d.FundedAccounts("B", 3), "odd accounts: 1 and 3")
+	assert.Equal(t, -1, d.FundedAccounts("Z", 10))
+}
