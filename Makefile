@@ -51,22 +51,43 @@ k6: $(BIN)/k6 ## build the pinned k6 (tools/go.mod) into bin/k6
 # --- the server and the comparison --------------------------------------------
 
 .PHONY: build
-build: ## build the server into bin/locklab
+build: ## build the server into bin/locklab and the Go load driver into bin/load
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/locklab .
+	$(GO) build -o $(BIN)/load ./cmd/load
 
-# ARGS go to the runner, e.g. make compare ARGS="-ladder -reps 3"; see
-# `go run ./cmd/compare -h` and docs/methodology.md.
+# h2load (Debian's nghttp2-client) is the counter's ceiling driver: a C
+# HTTP/2 load tool that sends one fixed gRPC frame (docs/methodology.md).
+.PHONY: h2load
+h2load: ## install Debian's nghttp2-client (h2load) if it is missing
+	@if ! command -v h2load >/dev/null; then \
+		echo "installing nghttp2-client (h2load) from Debian"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq nghttp2-client >/dev/null; fi
+
+# ARGS go to the runner, e.g. make compare ARGS="-driver k6 -ladder -reps 3";
+# see `go run ./cmd/compare -h` and docs/methodology.md.
 ARGS ?=
+RUNNER = $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
 
 .PHONY: compare
-compare: build $(BIN)/k6 ## the main job: mutex vs inputQ vs noop over the VU ladder → results/<timestamp>/ (~5 min)
-	LOCKLAB_COMMAND="make compare$(if $(ARGS), ARGS=\"$(ARGS)\")" $(GO) run ./cmd/compare -k6 $(BIN)/k6 -server $(BIN)/locklab $(ARGS)
+compare: build h2load ## the main job: Go driver (+ h2load on the counter), pinned CPUs, mutex/inputQ/noop × 10/100/1000 callers × 5 reps → results/<timestamp>/ (< 8 min)
+	LOCKLAB_COMMAND="make compare$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) $(ARGS)
+
+# One run's server profiled: a CPU profile and a runtime trace over its
+# measured window, saved beside the run's raw JSON (docs/methodology.md).
+# PROFILE picks the run (its number or id) of the plan that ARGS describe.
+PROFILE ?= 1
+PROFILE_ARGS ?= -driver go -workloads counter -modes inputQ -vus 100 -reps 1 -duration 5s
+
+.PHONY: profile
+profile: build ## CPU profile and runtime trace of one run's server → results/<timestamp>/runs/ (~10 s)
+	LOCKLAB_COMMAND="make profile" $(RUNNER) $(PROFILE_ARGS) -profile $(PROFILE) $(ARGS)
 
 # --- tests ---------------------------------------------------------------------
 
 .PHONY: test
-test: proto-check vet $(BIN)/k6 unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
+test: proto-check vet $(BIN)/k6 h2load unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@echo "make test: all checks passed"
 
 .PHONY: vet
@@ -76,7 +97,7 @@ vet: ## go vet and gofmt
 	$(GO) vet -tags browser ./cmd/compare
 
 .PHONY: unit
-unit: ## go test -race over every package
+unit: $(BIN)/k6 h2load ## go test -race over every package (the runner's end-to-end test drives k6 and h2load)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 .PHONY: chromium
@@ -108,6 +129,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
 		done; \
 	done
+
+.PHONY: agree
+agree: $(BIN)/k6 ## k6 and the Go driver agree within 15% on calls/s and p50 (open model, 1000 calls/s; run on a quiet machine)
+	E2E_MODES=mutex E2E_AGREE=0.15 K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
 
 # --- benchmarks ----------------------------------------------------------------
 

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# End-to-end test of the load harness (`make e2e`): builds the server, starts
-# it in every mode on a free loopback port, runs a short smoke of every k6
-# script against it, checks the invariants through the API with k6/verify.js,
-# runs a test split in two --execution-segment processes, and stops the server,
-# which must exit 0. Any failed check, unexpected error or violated invariant
+# End-to-end test of the load harness (`make e2e`): builds the server and the
+# Go load driver, starts the server in every mode on a free loopback port, runs
+# a short smoke of every k6 script (uniform and skewed) and of the Go driver
+# against it, checks the invariants through the API with k6/verify.js (which
+# reads both drivers' locklab.load-summary/v1), runs a test split in two
+# --execution-segment processes, and stops the server, which must exit 0. Any failed check, unexpected error or violated invariant
 # fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
 #
 # Environment: K6 (bin/k6), GO (go), SERVER (bin/locklab, built here),
+# LOAD (bin/load, the Go driver, built here),
 # E2E_MODES (default: every mode `locklab -list-modes` lists),
-# E2E_SECONDS (length of each smoke, default 2).
+# E2E_SECONDS (length of each smoke, default 2), E2E_AGREE (a fraction, e.g.
+# 0.15: also check that k6 and the Go driver agree on calls/s and p50 within
+# it, in the open model at E2E_AGREE_RATE calls/s (1000) for
+# E2E_AGREE_SECONDS (5); `make agree`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 K6=${K6:-$root/bin/k6}
 GO=${GO:-go}
 SERVER=${SERVER:-$root/bin/locklab}
+LOAD=${LOAD:-$root/bin/load}
 secs=${E2E_SECONDS:-2}
 out=$root/k6/out/e2e
 rm -rf "$out"
@@ -30,6 +36,8 @@ die() {
 if [[ -z ${SKIP_BUILD:-} ]]; then
 	log "building the server into $SERVER"
 	"$GO" build -o "$SERVER" .
+	log "building the Go load driver into $LOAD"
+	"$GO" build -o "$LOAD" ./cmd/load
 fi
 [[ -x $K6 ]] || die "no k6 at $K6 (make k6)"
 
@@ -113,6 +121,18 @@ k6run() {
 	fi
 }
 
+# gorun NAME [flags…]: one Go driver run whose summary goes to
+# $out/$mode.NAME.json; fails on a non-zero exit (an unexpected answer).
+gorun() {
+	local name=$1
+	shift
+	local base=$out/$mode.$name
+	if ! "$LOAD" -addr "$addr" -warmup 200ms -duration "${secs}s" -out "$base.json" "$@" >"$base.log" 2>&1; then
+		cat "$base.log" >&2
+		die "$mode: Go driver $name ($*) failed, see $base.log"
+	fi
+}
+
 # verify NAME [VAR=value…]: k6/verify.js against the running server.
 verify() {
 	local name=$1
@@ -157,6 +177,47 @@ for mode in "${modes[@]}"; do
 		k6run bank-B k6/bank.js SCENARIO=B VUS=4 DURATION=${secs}s CHECK_BODY=1
 		verify bank-B SUMMARIES="$(s bank-B)" EXPECT_BANK=B EXPECT_REFUSALS=1
 		log "$mode: bank.js scenarios A and B: money conserved, refusals counted in B$stateless"
+	fi
+
+	# Skewed (Zipf θ 0.99) and with a read ratio, from the same
+	# load/workloads.json as the Go driver: hot accounts, shared hot keys.
+	if served bank; then
+		k6run bank-skew k6/bank.js SCENARIO=A VUS=4 DURATION=${secs}s SKEW=0.99 READ_RATIO=0.5 CHECK_BODY=1
+		verify bank-skew SUMMARIES="$(s bank-skew)" EXPECT_BANK=A
+		log "$mode: bank.js with SKEW=0.99 READ_RATIO=0.5: money conserved$stateless"
+	fi
+	if served kv; then
+		k6run kv-skew k6/kv.js VUS=3 DURATION=${secs}s SKEW=0.99 READ_RATIO=0.5 CHECK_BODY=1
+		verify kv-skew SUMMARIES="$(s kv-skew)"
+		log "$mode: kv.js with SKEW=0.99 READ_RATIO=0.5: shared keys' versions only grow$stateless"
+	fi
+
+	# The Go driver (cmd/load), both models, checked by the same verify.js.
+	if served counter; then
+		gorun go-counter -workload counter -reset -callers 3
+		verify go-counter SUMMARIES="$(s go-counter)" CHECK_COUNTER=1
+		log "$mode: Go driver, counter: counter == acknowledged increments$stateless"
+	fi
+	if served bank; then
+		gorun go-bank -workload bank -scenario B -reset -callers 4 -model open -rate 500 -skew 0.99
+		verify go-bank SUMMARIES="$(s go-bank)" EXPECT_BANK=B EXPECT_REFUSALS=1
+		log "$mode: Go driver, bank B open and skewed: money conserved, refusals counted$stateless"
+	fi
+	if served kv; then
+		gorun go-kv -workload kv -callers 3 -skew 0.99 -read-ratio 0.5
+		verify go-kv SUMMARIES="$(s go-kv)"
+		log "$mode: Go driver, kv skewed: shared keys' versions only grow$stateless"
+	fi
+
+	# Issue 11's agreement check, on demand: the same open-model load from
+	# both drivers, at a rate both sustain, must give the same figures.
+	if [[ -n ${E2E_AGREE:-} ]] && served counter; then
+		rate=${E2E_AGREE_RATE:-1000}
+		asecs=${E2E_AGREE_SECONDS:-5}
+		k6run agree-k6 k6/counter.js MODEL=open RATE="$rate" PRE_VUS=50 MAX_VUS=100 DURATION="${asecs}s"
+		secs=$asecs gorun agree-go -workload counter -model open -rate "$rate" -callers 100
+		verify agree SUMMARIES="$(s agree-k6),$(s agree-go)" AGREE="$E2E_AGREE"
+		log "$mode: k6 and the Go driver agree within $E2E_AGREE at $rate calls/s: $(grep -h 'agree on' "$out/$mode.verify-agree.log" | tr -s ' ' | tr '\n' ';')"
 	fi
 
 	# One test split in two k6 processes run at once, as k6-operator would:

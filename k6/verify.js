@@ -8,9 +8,10 @@
 // Knobs (all optional):
 //   ADDR             server address (127.0.0.1:50055)
 //   EXPECT_MODE      GetStats.mode must equal this
-//   SUMMARIES        comma-separated locklab.k6-summary/v1 files (absolute
-//                    paths): each must have passed checks, no failed check and
-//                    no unexpected error
+//   SUMMARIES        comma-separated locklab.load-summary/v1 files (absolute
+//                    paths), from k6 or the Go driver: each must have made
+//                    calls, with no unexpected error (and, from k6, no failed
+//                    check)
 //   CHECK_COUNTER=1  the counter (GetValue and GetStats) must equal
 //                    COUNTER_BASE (0) + the summaries' acked_increment_delta
 //                    (at least that if a summary saw unexpected errors: such a
@@ -18,13 +19,15 @@
 //   EXPECT_BANK      A, B or C: the bank must still hold exactly what that
 //                    scenario started with (ACCOUNTS, BALANCE as for bank.js)
 //   EXPECT_REFUSALS=1  the summaries together counted expected_refusals > 0
+//   AGREE=0.15       the first two summaries (two drivers on the same load)
+//                    agree on calls/s and p50 latency within 15% of the larger
 // Always, when the mode keeps state: no balance below 0. A mode that keeps no
 // state (GetStats.store_backed false: noop) gets only the summary checks.
 
 import grpc from 'k6/net/grpc';
 import { check } from 'k6';
 import exec from 'k6/execution';
-import { admin, cfg, client, connect, disconnect } from './lib/core.js';
+import { DEFS, admin, cfg, client, connect, disconnect } from './lib/core.js';
 
 export const options = {
   vus: 1,
@@ -36,7 +39,8 @@ const paths = (__ENV.SUMMARIES || '').split(',').filter((p) => p !== '');
 // open() only works in the init context.
 const summaries = paths.map((p) => ({ path: p, doc: JSON.parse(open(p)) }));
 
-const SCENARIO_FUNDED = { A: (n) => n, B: (n) => Math.ceil(n / 2), C: () => 0 };
+// How many of n accounts a scenario funds (load/workloads.json says which).
+const FUNDED = { all: (n) => n, odd: (n) => Math.ceil(n / 2), none: () => 0 };
 
 let failed = 0;
 
@@ -62,15 +66,18 @@ function verify() {
   let refusals = 0;
   for (const { path, doc } of summaries) {
     const name = path.split('/').pop();
-    expect(`${name}: schema`, doc.schema === 'locklab.k6-summary/v1', `schema ${doc.schema}`);
-    expect(`${name}: did work`, doc.checks && doc.checks.passes > 0 && doc.iterations.count > 0,
-      `${doc.iterations && doc.iterations.count} iterations, ${doc.checks && doc.checks.passes} checks passed`);
-    expect(`${name}: no failed check`, doc.checks && doc.checks.fails === 0, `${doc.checks && doc.checks.fails} failed checks`);
+    expect(`${name}: schema`, doc.schema === 'locklab.load-summary/v1', `schema ${doc.schema}`);
+    expect(`${name}: did work`, doc.calls > 0 && doc.ok + doc.expected_refusals > 0,
+      `${doc.calls} calls, ${doc.ok} OK, ${doc.expected_refusals} refused as expected (${doc.driver})`);
+    if (doc.k6) {
+      expect(`${name}: no failed check`, doc.k6.checks.fails === 0, `${doc.k6.checks.fails} failed checks`);
+    }
     expect(`${name}: no unexpected error`, doc.unexpected_errors === 0, `${doc.unexpected_errors} unexpected errors`);
     acked += BigInt(Math.round(doc.acked_increment_delta || 0));
     unexpected += doc.unexpected_errors || 0;
     refusals += doc.expected_refusals || 0;
   }
+  if (__ENV.AGREE) agree(Number(__ENV.AGREE));
   if (!stats.storeBacked) {
     expect('state', true, `mode ${stats.mode} keeps no state: no invariant applies`);
     return;
@@ -81,8 +88,9 @@ function verify() {
   }
   expect('no negative balance', big(stats.minBalance) >= 0n, `smallest balance ${stats.minBalance}`);
   if (__ENV.EXPECT_BANK) {
-    const funded = SCENARIO_FUNDED[__ENV.EXPECT_BANK];
-    if (!funded) throw new Error(`EXPECT_BANK=${__ENV.EXPECT_BANK}: want A, B or C`);
+    const sc = DEFS.workloads.bank.scenarios[__ENV.EXPECT_BANK];
+    const funded = sc && FUNDED[sc.funded];
+    if (!funded) throw new Error(`EXPECT_BANK=${__ENV.EXPECT_BANK}: want one of ${Object.keys(DEFS.workloads.bank.scenarios).join(', ')}`);
     const balance = cfg.balance === 0 ? 20000000n : BigInt(cfg.balance);
     const want = BigInt(funded(cfg.accounts)) * balance;
     expect('money conserved', big(stats.totalBalance) === want,
@@ -100,6 +108,22 @@ function verify() {
     } else {
       expect('no lost increment', value >= want, `counter ${value}, acknowledged ${want}, ${unexpected} calls failed in flight`);
     }
+  }
+}
+
+// agree compares the first two summaries: issue 11's agreement check
+// between k6 and the Go driver where neither is saturated.
+function agree(within) {
+  if (!(within > 0) || summaries.length < 2) throw new Error(`AGREE=${__ENV.AGREE}: want a fraction > 0 and two SUMMARIES`);
+  const [a, b] = summaries.map((s) => s.doc);
+  const figures = [
+    ['calls/s', a.calls_per_s, b.calls_per_s],
+    ['p50 ms', a.latency_ms.p50, b.latency_ms.p50],
+  ];
+  for (const [name, x, y] of figures) {
+    const off = Math.abs(x - y) / Math.max(x, y);
+    expect(`${a.driver} and ${b.driver} agree on ${name}`, off <= within,
+      `${x.toFixed(3)} vs ${y.toFixed(3)}: ${(off * 100).toFixed(1)}% apart, ${(within * 100).toFixed(0)}% allowed`);
   }
 }
 

@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,22 +36,30 @@ func (b committingBlocker) Commit() error {
 	return nil
 }
 
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// parkedIn counts the goroutines blocked on a channel receive in fn itself
+// (fn is their top frame), from a dump of every goroutine's stack.
+func parkedIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		lines := strings.SplitN(g, "\n", 3)
+		if len(lines) > 1 && strings.Contains(lines[0], "[chan receive") && strings.Contains(lines[1], fn) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestCombiningWaitersPark: while a combiner is stuck in a sync, the other
-// callers of a committing machine park (they would starve the syncing
-// combiner of CPU if they spun); with a machine that does not commit they
-// spin, yielding — the control, which shows the measure can tell the two
-// apart. The bounds are far apart: a parked process uses next to no CPU, a
-// spinning one uses whole cores.
+// callers of a committing machine park on their answer (they would starve
+// the syncing combiner of CPU if they spun); with a machine that does not
+// commit they spin, yielding, and none parks — the control, which shows the
+// stack dump can tell the two apart.
 func TestCombiningWaitersPark(t *testing.T) {
 	const callers = 8
-	const hold = 300 * time.Millisecond
-	run := func(t *testing.T, m Machine[int, int], b *blocker) time.Duration {
+	const exec = "(*combiningEngine).exec"
+	run := func(t *testing.T, m Machine[int, int], b *blocker, check func()) {
 		s, err := New("combining", m, Config{})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
@@ -61,10 +70,7 @@ func TestCombiningWaitersPark(t *testing.T) {
 			})
 		}
 		<-b.entered // a combiner is stuck
-		time.Sleep(50 * time.Millisecond) // let the others publish and settle
-		start := cpuTime(t)
-		time.Sleep(hold)
-		used := cpuTime(t) - start
+		check()
 		close(b.release)
 		go func() {
 			for range b.entered { // later passes need no holding
@@ -73,16 +79,18 @@ func TestCombiningWaitersPark(t *testing.T) {
 		wg.Wait()
 		require.NoError(t, s.Close())
 		close(b.entered)
-		return used
 	}
 	t.Run("committing machine: waiters park", func(t *testing.T) {
 		b := &blocker{entered: make(chan struct{}), release: make(chan struct{}), commits: true}
-		used := run(t, committingBlocker{b}, b)
-		assert.Less(t, used, hold/5, "CPU used while the combiner synced")
+		run(t, committingBlocker{b}, b, func() {
+			waitFor(t, func() bool { return parkedIn(exec) == callers-1 }, "%d waiters parked", callers-1)
+		})
 	})
 	t.Run("control, plain machine: waiters spin", func(t *testing.T) {
 		b := &blocker{entered: make(chan struct{}), release: make(chan struct{})}
-		used := run(t, b, b)
-		assert.Greater(t, used, hold/4, "CPU used while the combiner applied")
+		run(t, b, b, func() {
+			time.Sleep(100 * time.Millisecond) // time enough to park, were they to
+			assert.Zero(t, parkedIn(exec), "waiters parked")
+		})
 	})
 }

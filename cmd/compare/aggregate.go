@@ -2,180 +2,253 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
-// Stat is one figure over a group's repetitions.
-type Stat struct {
-	Median float64  `json:"median"`
-	Min    float64  `json:"min"`
-	Max    float64  `json:"max"`
-	N      int      `json:"n"`
-	Runs   []string `json:"runs"` // the run ids it was computed from
-}
-
-func statOf(runs []*RunRecord, get func(*RunRecord) (float64, bool)) Stat {
-	var vals []float64
-	var ids []string
-	for _, r := range runs {
-		if v, ok := get(r); ok {
-			vals = append(vals, v)
-			ids = append(ids, r.ID)
-		}
-	}
-	if len(vals) == 0 {
-		return Stat{}
-	}
-	slices.Sort(vals)
-	n := len(vals)
-	med := vals[n/2]
-	if n%2 == 0 {
-		med = (vals[n/2-1] + vals[n/2]) / 2
-	}
-	return Stat{Median: med, Min: vals[0], Max: vals[n-1], N: n, Runs: ids}
-}
-
-// metric is a figure the report takes from every run.
+// metric is a figure the report takes from every run. Each is declared once,
+// below, as a value: the report, the charts and -diff use these values, never
+// their keys typed again, so a misspelt name cannot yield a silent zero.
 type metric struct {
-	Key string
-	get func(*RunRecord) (float64, bool)
+	Key    string // as in figures.json
+	Label  string // as the report names it
+	format func(float64) string
+	get    func(*RunRecord) (float64, bool)
 }
 
 func always(f func(*RunRecord) float64) func(*RunRecord) (float64, bool) {
 	return func(r *RunRecord) (float64, bool) { return f(r), true }
 }
 
-func trendMetrics(prefix string, t func(*RunRecord) Trend) []metric {
-	return []metric{
-		{prefix + ".avg", always(func(r *RunRecord) float64 { return t(r).Avg })},
-		{prefix + ".min", always(func(r *RunRecord) float64 { return t(r).Min })},
-		{prefix + ".med", always(func(r *RunRecord) float64 { return t(r).Med })},
-		{prefix + ".max", always(func(r *RunRecord) float64 { return t(r).Max })},
-		{prefix + ".p90", always(func(r *RunRecord) float64 { return t(r).P90 })},
-		{prefix + ".p95", always(func(r *RunRecord) float64 { return t(r).P95 })},
-		{prefix + ".p99", always(func(r *RunRecord) float64 { return t(r).P99 })},
-	}
+func positive(f func(*RunRecord) float64) func(*RunRecord) (float64, bool) {
+	return func(r *RunRecord) (float64, bool) { v := f(r); return v, v > 0 }
 }
 
-// baseMetrics are the figures every run has, keyed as in figures.json.
+func latencyMetric(name string, f func(load.LatencyMs) float64) metric {
+	return metric{Key: "latency_ms." + name, Label: name + " latency", format: fmtMs,
+		get: positive(func(r *RunRecord) float64 { return f(r.Result.LatencyMs) })}
+}
+
+func fmtUs(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) + "µs" }
+func fmtPct(v float64) string { return strconv.FormatFloat(v*100, 'f', 0, 64) + "%" }
+func fmtMiB(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " MiB" }
+
+var (
+	mCallsPerSec = metric{Key: "calls_per_s", Label: "calls/s", format: fmtNum,
+		get: always(func(r *RunRecord) float64 { return r.Derived.CallsPerSec })}
+	mCalls = metric{Key: "calls", Label: "calls measured", format: fmtNum,
+		get: always(func(r *RunRecord) float64 { return float64(r.Result.Calls) })}
+	mP50        = latencyMetric("p50", func(l load.LatencyMs) float64 { return l.P50 })
+	mP90        = latencyMetric("p90", func(l load.LatencyMs) float64 { return l.P90 })
+	mP99        = latencyMetric("p99", func(l load.LatencyMs) float64 { return l.P99 })
+	mP999       = latencyMetric("p999", func(l load.LatencyMs) float64 { return l.P999 })
+	mMax        = latencyMetric("max", func(l load.LatencyMs) float64 { return l.Max })
+	mUnexpected = metric{Key: "unexpected_errors", Label: "unexpected errors", format: fmtNum,
+		get: always(func(r *RunRecord) float64 { return float64(r.Result.UnexpectedErrors) })}
+	mRefusals = metric{Key: "expected_refusals", Label: "expected refusals", format: fmtNum,
+		get: always(func(r *RunRecord) float64 { return float64(r.Result.ExpectedRefusals) })}
+	mDropped = metric{Key: "dropped", Label: "dropped calls (open model)", format: fmtNum,
+		get: func(r *RunRecord) (float64, bool) { return float64(r.Result.Dropped), r.Model == "open" }}
+	mLate = metric{Key: "late", Label: "late calls (open model)", format: fmtNum,
+		get: func(r *RunRecord) (float64, bool) { return float64(r.Result.Late), r.Model == "open" }}
+	mServerCPUPerCall = metric{Key: "server_cpu_us_per_call", Label: "server CPU per call", format: fmtUs,
+		get: positive(func(r *RunRecord) float64 { return r.Derived.ServerCPUPerCallUs })}
+	mServerUtil = metric{Key: "server_util", Label: "server CPU use (of its CPUs)", format: fmtPct,
+		get: always(func(r *RunRecord) float64 { return r.Derived.ServerUtil })}
+	mDriverUtil = metric{Key: "driver_util", Label: "driver CPU use (of its CPUs)", format: fmtPct,
+		get: always(func(r *RunRecord) float64 { return r.Derived.DriverUtil })}
+	mMemMiB = metric{Key: "server_rss_mib", Label: "server memory (RSS)", format: fmtMiB,
+		get: positive(func(r *RunRecord) float64 { return float64(stats(r).GetRssBytes()) / (1 << 20) })}
+	mQueueHighWater = metric{Key: "queue_high_water", Label: "queue high-water", format: fmtNum,
+		get: positive(func(r *RunRecord) float64 { return float64(stats(r).GetQueueHighWater()) })}
+	mSchedP50 = metric{Key: "sched_latency_p50_ns", Label: "scheduler latency p50", format: fmtNs,
+		get: runtimeStat(func(s runtimeFigures) float64 { return s.SchedP50Ns })}
+	mSchedP99 = metric{Key: "sched_latency_p99_ns", Label: "scheduler latency p99", format: fmtNs,
+		get: runtimeStat(func(s runtimeFigures) float64 { return s.SchedP99Ns })}
+	mMutexWait = metric{Key: "mutex_wait_us_per_call", Label: "mutex wait per call", format: fmtUs,
+		get: func(r *RunRecord) (float64, bool) {
+			s, ok := runtimeStatsOf(r)
+			if !ok || r.Result.Calls == 0 {
+				return 0, false
+			}
+			return s.MutexWaitSeconds / float64(r.Result.Calls) * 1e6, true
+		}}
+)
+
+// baseMetrics are the figures every run may have, keyed as in figures.json.
 func baseMetrics() []metric {
-	ms := []metric{
-		{"requests_per_sec", always(func(r *RunRecord) float64 { return r.Derived.RequestsPerSec })},
-		{"iterations.count", always(func(r *RunRecord) float64 { return r.Summary.Iterations.Count })},
-		{"iterations.rate", always(func(r *RunRecord) float64 { return r.Summary.Iterations.Rate })},
-		{"data_received.bytes", always(func(r *RunRecord) float64 { return r.Summary.DataReceived.Bytes })},
-		{"data_received.rate", always(func(r *RunRecord) float64 { return r.Summary.DataReceived.Rate })},
-		{"data_sent.bytes", always(func(r *RunRecord) float64 { return r.Summary.DataSent.Bytes })},
-		{"data_sent.rate", always(func(r *RunRecord) float64 { return r.Summary.DataSent.Rate })},
-		{"unexpected_errors", always(func(r *RunRecord) float64 { return r.Summary.UnexpectedErrors })},
-		{"expected_refusals", always(func(r *RunRecord) float64 { return r.Summary.ExpectedRefusals })},
-		{"checks.fails", always(func(r *RunRecord) float64 { return r.Summary.Checks.Fails })},
-		{"dropped_iterations", always(func(r *RunRecord) float64 { return r.Summary.DroppedIterations })},
-		{"k6_cores", always(func(r *RunRecord) float64 { return r.K6.Cores })},
-		{"server_cores", always(func(r *RunRecord) float64 { return r.Derived.ServerCores })},
-		{"server_cpu_us_per_request", func(r *RunRecord) (float64, bool) {
-			return r.Derived.ServerCPUPerReqU, r.Derived.ServerCPUPerReqU > 0
-		}},
-		{"queue_high_water", func(r *RunRecord) (float64, bool) {
-			st := stats(r)
-			return float64(st.GetQueueHighWater()), st.GetQueueHighWater() > 0
-		}},
-	}
-	ms = append(ms, trendMetrics("grpc_req_duration_ms", func(r *RunRecord) Trend { return r.Summary.GRPCReqDuration.All })...)
-	ms = append(ms, trendMetrics("iteration_duration_ms", func(r *RunRecord) Trend { return r.Summary.IterationDuration })...)
-	return ms
+	return []metric{mCallsPerSec, mCalls, mP50, mP90, mP99, mP999, mMax, mUnexpected, mRefusals, mDropped, mLate,
+		mServerCPUPerCall, mServerUtil, mDriverUtil, mMemMiB, mQueueHighWater, mSchedP50, mSchedP99, mMutexWait}
 }
 
-// stats decodes a run's server stats; a record that cannot be decoded was not
-// written by this runner, so an empty answer is fine.
+// stats decodes a run's server stats; fields from a newer server are
+// skipped, and a record that cannot be decoded gives an empty answer.
 func stats(r *RunRecord) *locklabv1.GetStatsResponse {
 	var st locklabv1.GetStatsResponse
-	_ = protojson.Unmarshal(r.Stats, &st)
+	_ = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(r.Stats, &st)
 	return &st
 }
 
-// storeLatencyMetrics are the server's store-side latency figures of the ops
-// this group's runs used, keyed store.<workload>.<op>.<quantile>_ns.
-func storeLatencyMetrics(runs []*RunRecord) []metric {
-	var keys []string
-	seen := map[string]bool{}
-	for _, r := range runs {
-		for _, l := range stats(r).GetStoreLatency() {
-			k := l.GetWorkload() + "." + l.GetOp()
-			if l.GetCount() > 0 && !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
+// runtimeFigures are GetStats' figures from the Go runtime's own metrics
+// (/sched/latencies:seconds, /sync/mutex/wait/total:seconds).
+type runtimeFigures struct{ SchedP50Ns, SchedP99Ns, MutexWaitSeconds float64 }
+
+// runtimeStatsOf reads them by their JSON names, so that records of servers
+// without them simply lack them. protojson leaves out zeros, so a server
+// that has the fields is known by any of them, its count included.
+func runtimeStatsOf(r *RunRecord) (runtimeFigures, bool) {
+	var m map[string]any
+	if json.Unmarshal(r.Stats, &m) != nil {
+		return runtimeFigures{}, false
 	}
-	slices.Sort(keys)
-	var ms []metric
-	for _, k := range keys {
-		find := func(r *RunRecord) *locklabv1.StoreLatency {
-			for _, l := range stats(r).GetStoreLatency() {
-				if l.GetWorkload()+"."+l.GetOp() == k && l.GetCount() > 0 {
-					return l
-				}
-			}
-			return nil
+	found := false
+	num := func(key string) float64 {
+		v, ok := m[key]
+		found = found || ok
+		switch x := v.(type) {
+		case float64:
+			return x
+		case string: // 64-bit integers are strings in protojson
+			f, _ := strconv.ParseFloat(x, 64)
+			return f
 		}
-		q := func(name string, f func(*locklabv1.StoreLatency) float64) metric {
-			return metric{"store." + k + "." + name, func(r *RunRecord) (float64, bool) {
-				if l := find(r); l != nil {
-					return f(l), true
+		return 0
+	}
+	f := runtimeFigures{num("schedLatencyP50Ns"), num("schedLatencyP99Ns"), num("mutexWaitSeconds")}
+	num("schedLatencyCount")
+	return f, found
+}
+
+func runtimeStat(f func(runtimeFigures) float64) func(*RunRecord) (float64, bool) {
+	return func(r *RunRecord) (float64, bool) {
+		s, ok := runtimeStatsOf(r)
+		return f(s), ok
+	}
+}
+
+// The store-latency figures of one op, as the report and the charts ask for
+// them.
+const (
+	storeCount = "count"
+	storeP50   = "p50_ns"
+	storeP99   = "p99_ns"
+	storeP999  = "p999_ns"
+	storeMax   = "max_ns"
+)
+
+// storeQuantiles are the store-latency figures per op.
+var storeQuantiles = []struct {
+	Name string
+	get  func(*locklabv1.StoreLatency) float64
+}{
+	{storeCount, func(l *locklabv1.StoreLatency) float64 { return float64(l.GetCount()) }},
+	{storeP50, (*locklabv1.StoreLatency).GetP50Ns},
+	{storeP99, (*locklabv1.StoreLatency).GetP99Ns},
+	{storeP999, (*locklabv1.StoreLatency).GetP999Ns},
+	{storeMax, (*locklabv1.StoreLatency).GetMaxNs},
+}
+
+// storeMetric is the store-latency figure q of one workload.op, keyed
+// store.<workload>.<op>.<q>.
+func storeMetric(op, q string) metric {
+	for _, sq := range storeQuantiles {
+		if sq.Name != q {
+			continue
+		}
+		return metric{Key: "store." + op + "." + q, Label: "store latency " + op + " " + q, format: fmtNs,
+			get: func(r *RunRecord) (float64, bool) {
+				for _, l := range stats(r).GetStoreLatency() {
+					if l.GetWorkload()+"."+l.GetOp() == op && l.GetCount() > 0 {
+						return sq.get(l), true
+					}
 				}
 				return 0, false
 			}}
+	}
+	panic("storeMetric: no quantile " + q)
+}
+
+// storeOpsOf lists the workload.op pairs with store latency in any run.
+func storeOpsOf(runs []*RunRecord) []string {
+	var ops []string
+	for _, r := range runs {
+		for _, l := range stats(r).GetStoreLatency() {
+			if k := l.GetWorkload() + "." + l.GetOp(); l.GetCount() > 0 && !slices.Contains(ops, k) {
+				ops = append(ops, k)
+			}
 		}
-		ms = append(ms,
-			q("count", func(l *locklabv1.StoreLatency) float64 { return float64(l.GetCount()) }),
-			q("p50_ns", (*locklabv1.StoreLatency).GetP50Ns),
-			q("p99_ns", (*locklabv1.StoreLatency).GetP99Ns),
-			q("p999_ns", (*locklabv1.StoreLatency).GetP999Ns),
-			q("max_ns", (*locklabv1.StoreLatency).GetMaxNs),
-		)
+	}
+	slices.Sort(ops)
+	return ops
+}
+
+// storeLatencyMetrics are the store-latency figures of the ops these runs used.
+func storeLatencyMetrics(runs []*RunRecord) []metric {
+	var ms []metric
+	for _, op := range storeOpsOf(runs) {
+		for _, q := range storeQuantiles {
+			ms = append(ms, storeMetric(op, q.Name))
+		}
 	}
 	return ms
 }
 
-// Group is every repetition of one workload × level × mode, and its figures.
+// Section is one workload driven by one driver under one combination of
+// factors: the report's unit, whose levels and modes it compares.
+type Section struct {
+	Workload string  `json:"workload"`
+	Driver   string  `json:"driver"`
+	Factors  Factors `json:"factors"`
+}
+
+func (s Section) String() string {
+	return fmt.Sprintf("%s · %s driver · %s", s.Workload, s.Driver, s.Factors)
+}
+
+// Group is every repetition of one section × level × mode, and its figures.
 type Group struct {
-	Workload    string          `json:"workload"`
+	Section
 	Level       int             `json:"level"`
 	Mode        string          `json:"mode"`
 	StoreBacked bool            `json:"store_backed"`
 	Runs        []string        `json:"runs"`
-	Saturated   int             `json:"k6_saturated_runs"`
+	Classes     map[Class]int   `json:"classes"`
 	Failed      int             `json:"failed_runs"`
 	Figures     map[string]Stat `json:"figures"`
 
 	records []*RunRecord
 }
 
-func (g *Group) fig(key string) Stat { return g.Figures[key] }
+func (g *Group) fig(m metric) Stat { return g.Figures[m.Key] }
+
+// groupKey identifies a group: every factor is part of it.
+func groupKey(s Section, level int, mode string) string {
+	return fmt.Sprintf("%s|%s|%s|%d|%s", s.Workload, s.Driver, s.Factors.Key(), level, mode)
+}
 
 // aggregate groups the records and computes every figure from them.
 func aggregate(records []*RunRecord) []*Group {
 	index := map[string]*Group{}
 	var groups []*Group
 	for _, r := range records {
-		k := fmt.Sprintf("%s|%d|%s", r.Workload, r.Level, r.Mode)
+		sec := Section{Workload: r.Workload, Driver: r.Driver, Factors: r.Factors}
+		k := groupKey(sec, r.Level, r.Mode)
 		g := index[k]
 		if g == nil {
-			g = &Group{Workload: r.Workload, Level: r.Level, Mode: r.Mode, StoreBacked: stats(r).GetStoreBacked()}
+			g = &Group{Section: sec, Level: r.Level, Mode: r.Mode, StoreBacked: stats(r).GetStoreBacked(), Classes: map[Class]int{}}
 			index[k] = g
 			groups = append(groups, g)
 		}
 		g.records = append(g.records, r)
 		g.Runs = append(g.Runs, r.ID)
-		if r.Derived.K6Saturated {
-			g.Saturated++
-		}
+		g.Classes[r.Derived.Class]++
 		if r.Failed() {
 			g.Failed++
 		}
@@ -189,7 +262,8 @@ func aggregate(records []*RunRecord) []*Group {
 		}
 	}
 	slices.SortStableFunc(groups, func(a, b *Group) int {
-		return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Level, b.Level))
+		return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Driver, b.Driver),
+			cmp.Compare(a.Factors.Key(), b.Factors.Key()), cmp.Compare(a.Level, b.Level))
 	})
 	return groups
 }

@@ -12,9 +12,9 @@ import (
 // reproducibility.
 const reproTolerance = 0.10
 
-// diffDirs compares the requests/s and p95 medians of two results
-// directories, group by group, and prints a Markdown table with a verdict per
-// row. A group k6 saturated in either run is shown but marked: its figures
+// diffDirs compares the calls/s and p99 medians of two results directories,
+// group by group, and prints a Markdown table with a verdict per row. A group
+// with a load-bound run in either directory is shown but marked: its figures
 // measured the load generator, so they need not agree.
 func diffDirs(arg string, out io.Writer) error {
 	oldDir, newDir, ok := strings.Cut(arg, ",")
@@ -32,7 +32,7 @@ func diffDirs(arg string, out io.Writer) error {
 		groups := aggregate(records)
 		byKey := map[string]*Group{}
 		for _, g := range groups {
-			byKey[groupKey(g)] = g
+			byKey[g.key()] = g
 		}
 		return byKey, groups, nil
 	}
@@ -46,18 +46,19 @@ func diffDirs(arg string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Reproducibility: %s (old) vs %s (new); medians over each directory's repetitions; within %.0f%% counts as reproduced.\n\n",
 		oldDir, newDir, reproTolerance*100)
-	fmt.Fprintln(out, "| workload | level | mode | requests/s old → new | Δ | p95 old → new | Δ | k6 saturated (old, new) | verdict |")
-	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(out, "| workload | driver | factors | level | mode | calls/s old → new | Δ | p99 old → new | Δ | load-bound (old, new) | verdict |")
+	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	var compared, reproduced, unsaturated, unsatReproduced int
 	for _, n := range order {
-		o := olds[groupKey(n)]
+		o := olds[n.key()]
 		if o == nil {
 			continue
 		}
-		rOld, rNew := o.fig("requests_per_sec").Median, n.fig("requests_per_sec").Median
-		pOld, pNew := o.fig("grpc_req_duration_ms.p95").Median, n.fig("grpc_req_duration_ms.p95").Median
+		rOld, rNew := o.fig(mCallsPerSec).Median, n.fig(mCallsPerSec).Median
+		pOld, pNew := o.fig(mP99).Median, n.fig(mP99).Median
 		dr, dp := relDiff(rOld, rNew), relDiff(pOld, pNew)
-		sat := o.Saturated > 0 || n.Saturated > 0
+		oSat, nSat := o.Classes[ClassLoadBound], n.Classes[ClassLoadBound]
+		sat := oSat > 0 || nSat > 0
 		ok := math.Abs(dr) <= reproTolerance
 		compared++
 		if ok {
@@ -68,34 +69,34 @@ func diffDirs(arg string, out io.Writer) error {
 			verdict = "NOT reproduced"
 		}
 		if sat {
-			verdict += " (k6-saturated: measured k6)"
+			verdict += " (load-bound: measured the driver)"
 		} else {
 			unsaturated++
 			if ok {
 				unsatReproduced++
 			}
 		}
-		fmt.Fprintf(out, "| %s | %d %s | %s | %s → %s | %+.1f%% | %s → %s | %+.1f%% | %d/%d, %d/%d | %s |\n",
-			n.Workload, n.Level, groupUnit(n), n.Mode, fmtNum(rOld), fmtNum(rNew), dr*100, fmtMs(pOld), fmtMs(pNew), dp*100,
-			o.Saturated, len(o.Runs), n.Saturated, len(n.Runs), verdict)
+		fmt.Fprintf(out, "| %s | %s | %s | %d %s | %s | %s → %s | %+.1f%% | %s → %s | %+.1f%% | %d/%d, %d/%d | %s |\n",
+			n.Workload, n.Driver, n.Factors, n.Level, groupUnit(n), n.Mode, fmtNum(rOld), fmtNum(rNew), dr*100, fmtMs(pOld), fmtMs(pNew), dp*100,
+			oSat, len(o.Runs), nSat, len(n.Runs), verdict)
 	}
 	if compared == 0 {
-		return fmt.Errorf("%s and %s have no workload × level × mode in common", oldDir, newDir)
+		return fmt.Errorf("%s and %s have no workload × driver × factors × level × mode in common", oldDir, newDir)
 	}
-	fmt.Fprintf(out, "\nrequests/s medians within %.0f%%: %d of %d groups; of the %d groups k6 saturated in neither run, %d.\n",
+	fmt.Fprintf(out, "\ncalls/s medians within %.0f%%: %d of %d groups; of the %d groups load-bound in neither directory, %d.\n",
 		reproTolerance*100, reproduced, compared, unsaturated, unsatReproduced)
 	return nil
 }
 
-func groupKey(g *Group) string { return fmt.Sprintf("%s|%d|%s", g.Workload, g.Level, g.Mode) }
+func (g *Group) key() string { return groupKey(g.Section, g.Level, g.Mode) }
 
-// groupUnit names what a group's level counts: VUs (closed model) or
-// iterations/s (open model).
+// groupUnit names what a group's level counts: callers (closed model) or
+// calls/s (open model).
 func groupUnit(g *Group) string {
 	if len(g.records) > 0 && g.records[0].Model == "open" {
-		return "/s"
+		return "calls/s"
 	}
-	return "VUs"
+	return "callers"
 }
 
 // relDiff is (new − old) / old; 0 when both are 0.

@@ -24,28 +24,28 @@ func writeRuns(t *testing.T, change func(r *RunRecord)) string {
 
 func TestDiff(t *testing.T) {
 	old := writeRuns(t, func(*RunRecord) {})
-	same := writeRuns(t, func(r *RunRecord) { r.Derived.RequestsPerSec *= 1.05 })
+	same := writeRuns(t, func(r *RunRecord) { r.Result.CallsPerS *= 1.05 })
 	drifted := writeRuns(t, func(r *RunRecord) {
 		if r.Mode == "inputQ" && r.Level == 100 {
-			r.Derived.RequestsPerSec *= 1.3
+			r.Result.CallsPerS *= 1.3
 		}
 		if r.Mode == "noop" {
-			r.Derived.K6Saturated = true
+			r.DriverProc.CPUSeconds = 9.5 // of 10 s: load-bound
 		}
 	})
 
 	var out strings.Builder
 	require.NoError(t, run(t.Context(), Config{Diff: old + "," + same}, &out))
-	assert.Contains(t, out.String(), "| counter | 100 VUs | mutex | 5,200 → 5,460 | +5.0% |")
-	assert.Contains(t, out.String(), "within 10%: 6 of 6 groups; of the 6 groups k6 saturated in neither run, 6.")
+	assert.Contains(t, out.String(), "| counter | go | work 0s, durability none, skew 0, read ratio default | 100 callers | mutex | 5,200 → 5,460 | +5.0% |")
+	assert.Contains(t, out.String(), "within 10%: 6 of 6 groups; of the 6 groups load-bound in neither directory, 6.")
 	assert.NotContains(t, out.String(), "NOT reproduced")
 
 	out.Reset()
 	require.NoError(t, run(t.Context(), Config{Diff: old + "," + drifted}, &out))
-	assert.Contains(t, out.String(), "| counter | 100 VUs | inputQ | 5,100 → 6,630 | +30.0% |")
+	assert.Contains(t, out.String(), "| 100 callers | inputQ | 5,100 → 6,630 | +30.0% |")
 	assert.Contains(t, out.String(), "NOT reproduced |")
-	assert.Contains(t, out.String(), "reproduced (k6-saturated: measured k6) |")
-	assert.Contains(t, out.String(), "within 10%: 5 of 6 groups; of the 4 groups k6 saturated in neither run, 3.")
+	assert.Contains(t, out.String(), "reproduced (load-bound: measured the driver) |")
+	assert.Contains(t, out.String(), "within 10%: 5 of 6 groups; of the 4 groups load-bound in neither directory, 3.")
 
 	for _, bad := range []string{old, old + ",", "," + old, old + "," + t.TempDir()} {
 		assert.Error(t, run(t.Context(), Config{Diff: bad}, &out), bad)

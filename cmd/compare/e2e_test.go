@@ -13,15 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// binaries builds the real server and finds (or builds) the pinned k6, so the
-// runner is tested against the programs it drives.
-func binaries(t *testing.T) (server, k6 string) {
+// binaries builds the real server and Go driver and finds (or builds) the
+// pinned k6, so the runner is tested against the programs it drives.
+func binaries(t *testing.T) (server, k6, loadBin string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	server = filepath.Join(t.TempDir(), "locklab")
+	dir := t.TempDir()
+	server, loadBin = filepath.Join(dir, "locklab"), filepath.Join(dir, "load")
 	out, err := exec.Command("go", "build", "-o", server, root).CombinedOutput()
 	require.NoError(t, err, "build server: %s", out)
+	out, err = exec.Command("go", "build", "-o", loadBin, filepath.Join(root, "cmd", "load")).CombinedOutput()
+	require.NoError(t, err, "build cmd/load: %s", out)
 	k6 = filepath.Join(root, "bin", "k6")
 	if _, err := os.Stat(k6); err != nil {
 		cmd := exec.Command("go", "build", "-o", k6, "go.k6.io/k6")
@@ -29,16 +32,24 @@ func binaries(t *testing.T) (server, k6 string) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "build k6: %s", out)
 	}
-	return server, k6
+	return server, k6, loadBin
+}
+
+// h2loadBinary finds h2load; the test fails, not skips, without it.
+func h2loadBinary(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("h2load")
+	require.NoError(t, err, "no h2load on PATH: run `make h2load` (installs Debian's nghttp2-client)")
+	return p
 }
 
 func TestCompareEndToEnd(t *testing.T) {
-	server, k6 := binaries(t)
+	server, k6, loadBin := binaries(t)
 	out := t.TempDir()
 	cfg, err := parseFlags([]string{
-		"-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3",
-		"-duration", "1s", "-warmup", "1s", "-reps", "2",
-		"-server", server, "-k6", k6, "-scripts", "../../k6", "-out", out,
+		"-driver", "go,k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
+		"-duration", "1s", "-warmup", "1s", "-reps", "1",
+		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
 	cfg.Command = "compare (test)"
@@ -48,58 +59,76 @@ func TestCompareEndToEnd(t *testing.T) {
 	require.NoError(t, run(ctx, cfg, &progress), progress.String())
 
 	p := progress.String()
-	assert.Contains(t, p, "[1/12] 001-counter-mutex-vus3-rep1")
-	assert.Contains(t, p, "[12/12]")
+	assert.Contains(t, p, "[1/15] 001-counter-go-mutex-vus3-rep1")
+	assert.Contains(t, p, "[4/15] 004-counter-k6-mutex-vus3-rep1")
+	assert.Contains(t, p, "[7/15] 007-counter-h2load-mutex-vus4-rep1")
+	assert.Contains(t, p, "[15/15]")
 	assert.Contains(t, p, "left")
 
 	records, err := loadRecords(out)
 	require.NoError(t, err)
-	require.Len(t, records, 12)
+	require.Len(t, records, 15)
 	for _, r := range records {
 		assert.Empty(t, r.Problems, r.ID)
 		assert.Equal(t, 0, r.ServerExit, r.ID)
-		assert.Greater(t, r.Summary.Iterations.Count, 0.0, r.ID)
-		assert.Greater(t, r.K6.CPUSeconds, 0.0, r.ID)
+		assert.Greater(t, r.Result.Calls, int64(0), r.ID)
+		assert.Greater(t, r.DriverProc.CPUSeconds, 0.0, r.ID)
+		assert.Greater(t, r.ServerProc.WallSeconds, 0.0, r.ID)
+		assert.Contains(t, classes, r.Derived.Class, r.ID)
+		assert.Equal(t, cfg.ServerCPUs, r.ServerProc.CPUs, r.ID)
 		assert.NotEmpty(t, r.Checks, r.ID)
 		for _, c := range r.Checks {
 			assert.True(t, c.OK, "%s: %s %s", r.ID, c.Name, c.Detail)
 		}
 		if r.Mode != "noop" {
-			assert.Greater(t, r.Derived.ServerCPUPerReqU, 0.0, r.ID)
+			assert.Greater(t, r.Derived.ServerCPUPerCallUs, 0.0, r.ID)
+		}
+		if r.Driver == "go" {
+			assert.NotEmpty(t, r.Result.HDR, "the Go driver keeps its histogram: %s", r.ID)
+		}
+		if r.Driver == "h2load" {
+			assert.NotEmpty(t, r.Result.HDR, "h2load's per-request log becomes a histogram: %s", r.ID)
+			if r.Mode != "noop" {
+				assert.Contains(t, r.Checks[len(r.Checks)-1].Detail, "h2load saw", "the counter equals h2load's calls: %s", r.ID)
+			}
 		}
 		if r.Workload == "bank-B" && r.Mode != "noop" { // noop keeps no balances to refuse
-			assert.Greater(t, r.Summary.ExpectedRefusals, 0.0, "scenario B refuses overdrafts: %s", r.ID)
+			assert.Greater(t, r.Result.ExpectedRefusals, int64(0), "scenario B refuses overdrafts: %s", r.ID)
 		}
-		for _, f := range []string{".k6.json", ".k6.log", ".warmup.log", ".server.log"} {
+		for _, f := range []string{".summary.json", "." + r.Driver + ".log", ".warmup.log", ".server.log"} {
 			assert.FileExists(t, filepath.Join(out, "runs", r.ID+f))
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
-	for _, want := range []string{"## Workload counter", "## Workload bank-B", "### counter at 3 VUs",
-		"mutex (2 runs)", "inputQ (2 runs)", "noop (2 runs)", "Verdict:", " counter.increment |", " bank.transfer |", " bank.balance |"} {
+	for _, want := range []string{"## counter · go driver", "## bank-B · go driver", "## counter · k6 driver", "## counter · h2load driver", "## bank-B · k6 driver",
+		"### counter · h2load · 4 callers", "mutex (1 runs)", "inputQ (1 runs)", "noop (1 runs)", "Verdict (",
+		" counter.increment |", " bank.transfer |", " bank.balance |", "runs by class"} {
 		assert.Contains(t, string(md), want)
 	}
 	assert.NotContains(t, string(md), "## Problems")
 	page, err := os.ReadFile(filepath.Join(out, "report.html"))
 	require.NoError(t, err)
-	assert.Equal(t, 6, strings.Count(string(page), "data:image/svg+xml;base64,"))
+	assert.Greater(t, strings.Count(string(page), chartSrc), 6)
 	assert.FileExists(t, filepath.Join(out, "figures.json"))
 	assert.FileExists(t, filepath.Join(out, "meta.json"))
 }
 
 func TestPreflight(t *testing.T) {
-	server, k6 := binaries(t)
-	base := []string{"-server", server, "-k6", k6, "-scripts", "../../k6"}
+	server, k6, _ := binaries(t)
+	base := []string{"-driver", "k6", "-server", server, "-k6", k6, "-scripts", "../../k6"}
 	tests := []struct {
 		name    string
 		args    []string
 		wantErr string
 	}{
-		{"unknown mode", []string{"-modes", "mutex,spinlock"}, `unknown mode "spinlock"; ` + server + " serves: "},
+		{"unknown mode", []string{"-modes", "mutex,spinlock"}, `unknown mode "spinlock"; ` + server + " serves: mutex, rwmutex"},
 		{"missing k6", []string{"-k6", "/nonexistent/k6"}, "/nonexistent/k6 not found: run `make k6` first"},
+		{"missing go driver", []string{"-driver", "go", "-load", "/nonexistent/load"}, "/nonexistent/load not found: run `make build` first"},
+		{"missing h2load", []string{"-driver", "h2load", "-h2load", "/nonexistent/h2load"}, "/nonexistent/h2load not found: run `make h2load` first"},
 		{"missing server", []string{"-server", "/nonexistent/locklab"}, "/nonexistent/locklab not found: run `make build` first"},
 		{"missing script", []string{"-scripts", t.TempDir()}, "workload counter:"},
+		{"no such run to profile", []string{"-profile", "999"}, `-profile "999": no such run`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,4 +139,42 @@ func TestPreflight(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+	cfg, err := parseFlags(base, os.Stderr)
+	require.NoError(t, err)
+	assert.NoError(t, preflight(cfg), "the control: a good configuration passes")
+}
+
+// TestCompareFactorsEndToEnd: the factors reach the server (a write-ahead
+// log in a fresh directory, critical-section work) and a mode that cannot
+// log is n/a, not a failure.
+func TestCompareFactorsEndToEnd(t *testing.T) {
+	server, _, loadBin := binaries(t)
+	out := t.TempDir()
+	cfg, err := parseFlags([]string{
+		"-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
+		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1",
+		"-server", server, "-load", loadBin, "-out", out,
+	}, os.Stderr)
+	require.NoError(t, err)
+	cfg.Command = "compare (test)"
+	var progress strings.Builder
+	require.NoError(t, run(t.Context(), cfg, &progress), progress.String())
+	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
+
+	records, err := loadRecords(out)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	r := records[0]
+	assert.Equal(t, "001-counter-go-mutex-vus2-w10us-wal-rep1", r.ID)
+	assert.Equal(t, Factors{Work: 10 * time.Microsecond, Durability: durabilityWAL, ReadRatio: defaultReadRatio}, r.Factors)
+	assert.Empty(t, r.Problems)
+	st := stats(r)
+	assert.Equal(t, durabilityWAL, st.GetDurability(), "the server ran with its log")
+	assert.Equal(t, int64(10_000), st.GetWorkNs(), "and with the work")
+	assert.Equal(t, uint64(st.GetCounterValue()), st.GetWalRecords(), "one record a logged increment")
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "## counter · go driver · work 10µs, durability wal, skew 0, read ratio default")
+	assert.Contains(t, string(md), "| calls/s | ")
+	assert.Contains(t, string(md), " | n/a |")
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
-	"html/template"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/load"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,23 +15,46 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// charts draws, for one workload, throughput and tail latency against the
-// load level, one line per mode, with the repetitions' range as error bars.
-func (rep *Report) charts(wl string) []block {
-	unit := "VUs"
+// charts draws, for one section, throughput, tail latency, server CPU per
+// call, and the server-side store and scheduler latencies against the load
+// level, one line per mode, with the repetitions' range as error bars.
+func (rep *Report) charts(sec Section) []block {
+	unit := "concurrent callers"
 	if rep.Meta.Model == "open" {
-		unit = "arrival rate (iterations/s)"
+		unit = "arrival rate (calls/s)"
 	}
-	specs := []struct {
-		title, ylabel, key string
-	}{
-		{wl + ": throughput", "requests/s", "requests_per_sec"},
-		{wl + ": p95 latency", "grpc_req_duration p95 (ms)", "grpc_req_duration_ms.p95"},
-		{wl + ": p99 latency", "grpc_req_duration p99 (ms)", "grpc_req_duration_ms.p99"},
+	type spec struct {
+		title string
+		m     metric
+		scale float64 // chart units per figure unit
 	}
+	prefix := sec.Workload + " · " + sec.Driver + ": "
+	specs := []spec{
+		{prefix + "throughput", mCallsPerSec, 1},
+		{prefix + "p99 latency", mP99, 1},
+		{prefix + "server CPU per call (µs)", mServerCPUPerCall, 1},
+	}
+	var groups []*Group
+	for _, g := range rep.Groups {
+		if g.Section == sec {
+			groups = append(groups, g)
+		}
+	}
+	// Store and scheduler latencies are kept in ns and drawn in µs.
+	for _, op := range storeOps(groups) {
+		specs = append(specs, spec{prefix + "store latency p99, " + op + " (µs)", storeMetric(op, storeP99), 1e-3})
+	}
+	specs = append(specs, spec{prefix + "scheduler latency p99 (µs)", mSchedP99, 1e-3})
 	var out []block
 	for _, sp := range specs {
-		svg, err := rep.lineChart(wl, sp.title, unit, sp.ylabel, sp.key)
+		if !rep.hasFigure(sec, sp.m) {
+			continue
+		}
+		ylabel := sp.m.Label
+		if sp.scale != 1 {
+			ylabel = strings.TrimSuffix(ylabel, " "+storeP99) + " (µs)"
+		}
+		svg, err := rep.lineChart(sec, sp.title, unit, ylabel, sp.m, sp.scale)
 		if err != nil {
 			out = append(out, para("chart "+sp.title+" failed: "+err.Error()))
 			continue
@@ -39,34 +64,44 @@ func (rep *Report) charts(wl string) []block {
 	return out
 }
 
+func (rep *Report) hasFigure(sec Section, m metric) bool {
+	for _, g := range rep.Groups {
+		if g.Section == sec && g.fig(m).N > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // errPoints are points with vertical error bars, for plotter.YErrorBars.
 type errPoints struct {
 	plotter.XYs
 	plotter.YErrors
 }
 
-func (rep *Report) lineChart(wl, title, xlabel, ylabel, key string) ([]byte, error) {
+func (rep *Report) lineChart(sec Section, title, xlabel, ylabel string, m metric, scale float64) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
-	logX := len(rep.Meta.Levels) > 1 && rep.Meta.Levels[0] > 0
+	levels := rep.levels(sec)
+	logX := len(levels) > 1 && levels[0] > 0
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = levelTicks(rep.Meta.Levels)
+		p.X.Tick.Marker = levelTicks(levels)
 	}
 	p.Add(plotter.NewGrid())
 	var all []errPoints
 	for i, mode := range rep.Meta.Modes {
 		var pts errPoints
-		for _, level := range rep.Meta.Levels {
-			g := rep.group(wl, level, mode)
-			if g == nil || g.fig(key).N == 0 {
+		for _, level := range levels {
+			g := rep.group(sec, level, mode)
+			if g == nil || g.fig(m).N == 0 {
 				continue
 			}
-			s := g.fig(key)
-			pts.XYs = append(pts.XYs, plotter.XY{X: float64(level), Y: s.Median})
-			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{s.Median - s.Min, s.Max - s.Median})
+			s := g.fig(m)
+			pts.XYs = append(pts.XYs, plotter.XY{X: float64(level), Y: s.Median * scale})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{(s.Median - s.Min) * scale, (s.Max - s.Median) * scale})
 		}
 		if len(pts.XYs) == 0 {
 			continue
@@ -91,6 +126,10 @@ func (rep *Report) lineChart(wl, title, xlabel, ylabel, key string) ([]byte, err
 	// Latency rises with load and closed-model throughput may fall, so no
 	// one corner is always free: the legend goes where the data is not.
 	p.Legend.Top, p.Legend.Left = legendCorner(all, logX)
+	return svgOf(p)
+}
+
+func svgOf(p *plot.Plot) ([]byte, error) {
 	var buf bytes.Buffer
 	w, err := p.WriterTo(16*vg.Centimeter, 9*vg.Centimeter, "svg")
 	if err != nil {
@@ -158,84 +197,102 @@ func (t levelTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-const pageTemplate = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<title>{{.Title}}</title>
-<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:78rem;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.85rem}
-th,td{border:1px solid #ccc;padding:0.3rem 0.5rem;text-align:left;vertical-align:top}
-th{background:#f3f3f3}
-code{background:#f3f3f3;padding:0 0.2rem}
-figure{display:inline-block;margin:0.5rem}
-figcaption{font-size:0.8rem;text-align:center}
-</style></head><body>
-{{range .Blocks}}{{.}}
-{{end}}</body></html>
-`
-
-// html renders the report as one self-contained page: styles inline, charts
-// as inline SVG data, nothing fetched from the network.
-func (rep *Report) html() (string, error) {
-	var parts []template.HTML
-	for _, blk := range rep.blocks(true) {
-		switch x := blk.(type) {
-		case heading:
-			parts = append(parts, template.HTML(fmt.Sprintf("<h%d>%s</h%d>", x.level, template.HTMLEscapeString(x.text), x.level)))
-		case para:
-			parts = append(parts, template.HTML("<p>"+codeSpans(template.HTMLEscapeString(string(x)))+"</p>"))
-		case table:
-			var b bytes.Buffer
-			b.WriteString("<table><tr>")
-			for _, h := range x.header {
-				b.WriteString("<th>" + template.HTMLEscapeString(h) + "</th>")
-			}
-			b.WriteString("</tr>")
-			for _, r := range x.rows {
-				b.WriteString("<tr>")
-				for _, c := range r {
-					b.WriteString("<td>" + template.HTMLEscapeString(c) + "</td>")
-				}
-				b.WriteString("</tr>")
-			}
-			b.WriteString("</table>")
-			parts = append(parts, template.HTML(b.String()))
-		case chart:
-			parts = append(parts, template.HTML(fmt.Sprintf(
-				`<figure><img alt="%s" src="data:image/svg+xml;base64,%s"><figcaption>%s</figcaption></figure>`,
-				template.HTMLEscapeString(x.title), base64.StdEncoding.EncodeToString(x.svg), template.HTMLEscapeString(x.title))))
-		}
-	}
-	t, err := template.New("report").Parse(pageTemplate)
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	err = t.Execute(&b, struct {
-		Title  string
-		Blocks []template.HTML
-	}{"locklab comparison", parts})
-	return b.String(), err
-}
-
-// codeSpans turns `x` (already escaped) into <code>x</code>.
-func codeSpans(s string) string {
-	var b bytes.Buffer
-	open := false
-	for _, r := range s {
-		if r == '`' {
-			if open {
-				b.WriteString("</code>")
-			} else {
-				b.WriteString("<code>")
-			}
-			open = !open
+// percentileChart draws the latency-by-percentile curve of every mode at one
+// level, HDR style: the percentile axis is 1/(1-p) on a log scale, so that
+// 90%, 99%, 99.9% … are evenly spaced and the tail gets the room.
+func (rep *Report) percentileChart(sec Section, level int) block {
+	title := fmt.Sprintf("%s · %s · %s: latency by percentile", sec.Workload, sec.Driver, rep.levelName(level))
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "percentile"
+	p.Y.Label.Text = "latency (ms)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = percentileTicks{}
+	p.Add(plotter.NewGrid())
+	drawn := 0
+	for i, mode := range rep.Meta.Modes {
+		g := rep.group(sec, level, mode)
+		if g == nil {
 			continue
 		}
-		b.WriteRune(r)
+		pts := mergedCurve(g.records)
+		if len(pts) < 2 {
+			continue
+		}
+		var xys plotter.XYs
+		for _, pt := range pts {
+			xys = append(xys, plotter.XY{X: 1 / (1 - pt[0]/100), Y: pt[1]})
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return para("chart " + title + " failed: " + err.Error())
+		}
+		line.Color = plotutil.Color(i)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(mode, line)
+		drawn++
 	}
-	if open {
-		b.WriteString("</code>")
+	if drawn == 0 {
+		return para("No latency curve for " + title + ": the runs carry no percentiles.")
 	}
-	return b.String()
+	p.Y.Min = 0
+	p.Legend.Top, p.Legend.Left = true, true
+	svg, err := svgOf(p)
+	if err != nil {
+		return para("chart " + title + " failed: " + err.Error())
+	}
+	return chart{title: title, svg: svg}
+}
+
+// maxCurvePercentile is where curves stop: 100% is at infinity on a
+// 1/(1-p) axis.
+const maxCurvePercentile = 99.999
+
+// mergedCurve is the latency curve of a group's runs, [percentile, ms]: from
+// their HDR histograms merged, when every run has one; otherwise the median
+// over the runs of each percentile they all report.
+func mergedCurve(runs []*RunRecord) [][2]float64 {
+	sums := make([]*load.Summary, len(runs))
+	for i, r := range runs {
+		sums[i] = r.Result
+	}
+	var out [][2]float64
+	if merged, err := load.MergeHDR(sums...); err == nil && merged.TotalCount() > 0 {
+		for _, pt := range load.PercentilesOf(merged) {
+			if pt[0] <= maxCurvePercentile {
+				out = append(out, pt)
+			}
+		}
+		return out
+	}
+	byP := map[float64][]float64{}
+	for _, r := range runs {
+		for _, pt := range r.Result.Percentiles {
+			byP[pt[0]] = append(byP[pt[0]], pt[1])
+		}
+	}
+	for p, vals := range byP {
+		if len(vals) == len(runs) && p <= maxCurvePercentile {
+			out = append(out, [2]float64{p, statOfValues(vals, nil).Median})
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]float64) int { return cmpFloat(a[0], b[0]) })
+	return out
+}
+
+// percentileTicks labels the 1/(1-p) axis in percentiles.
+type percentileTicks struct{}
+
+func (percentileTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, t := range []struct {
+		x     float64
+		label string
+	}{{1, "0%"}, {2, "50%"}, {10, "90%"}, {100, "99%"}, {1000, "99.9%"}, {10000, "99.99%"}, {100000, "99.999%"}} {
+		if t.x >= min && t.x <= max {
+			ticks = append(ticks, plot.Tick{Value: t.x, Label: t.label})
+		}
+	}
+	return ticks
 }

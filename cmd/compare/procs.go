@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -78,15 +76,17 @@ type serverProc struct {
 	err    error         // cmd.Wait's result, valid after waited
 }
 
-// startServer starts bin in mode on a free loopback port and waits for its
-// listening line.
-func startServer(bin, mode, logPath string) (*serverProc, error) {
+// startServer starts bin with args (which choose the mode and port 0),
+// pinned to cpus with GOMAXPROCS to match, and waits for its listening line.
+func startServer(bin string, args []string, cpus []int, logPath string) (*serverProc, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	s := &serverProc{log: log, stderr: newLineWatcher(log), waited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "-mode", mode, "-addr", "127.0.0.1:0")
+	argv := pinned(cpus, append([]string{bin}, args...))
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Env = append(os.Environ(), gomaxprocsEnv(cpus)...)
 	s.cmd.Stdout = log
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
@@ -102,10 +102,10 @@ func startServer(bin, mode, logPath string) (*serverProc, error) {
 		return s, nil
 	case <-s.waited:
 		log.Close()
-		return nil, fmt.Errorf("server -mode %s exited before listening (%v): %s", mode, s.err, s.stderr.lastLines())
+		return nil, fmt.Errorf("server %v exited before listening (%v): %s", args, s.err, s.stderr.lastLines())
 	case <-time.After(20 * time.Second):
 		s.stop()
-		return nil, fmt.Errorf("server -mode %s printed no listening line in 20s: %s", mode, s.stderr.lastLines())
+		return nil, fmt.Errorf("server %v printed no listening line in 20s: %s", args, s.stderr.lastLines())
 	}
 }
 
@@ -125,39 +125,6 @@ func (s *serverProc) stop() (int, time.Duration) {
 	return s.cmd.ProcessState.ExitCode(), time.Since(start)
 }
 
-// k6Result is what the runner records of one k6 process.
-type k6Result struct {
-	ExitCode    int     `json:"exit_code"`
-	WallSeconds float64 `json:"wall_seconds"`
-	CPUSeconds  float64 `json:"cpu_seconds"` // user + system, from the process's rusage
-	Cores       float64 `json:"cores"`       // CPUSeconds / WallSeconds
-}
-
-// runK6 runs one k6 process to completion; ctx cancellation stops it with
-// SIGINT, which k6 treats as an early end of the test.
-func runK6(ctx context.Context, bin, script string, env []string, logPath string) (k6Result, error) {
-	log, err := os.Create(logPath)
-	if err != nil {
-		return k6Result{}, err
-	}
-	defer log.Close()
-	args := []string{"run", "--no-color", "--quiet", "--no-usage-report"}
-	for _, e := range env {
-		args = append(args, "-e", e)
-	}
-	args = append(args, script)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
-	cmd.Stdout, cmd.Stderr = log, log
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start).Seconds()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		return k6Result{}, fmt.Errorf("k6: %w", err)
-	}
-	ps := cmd.ProcessState
-	cpu := (ps.UserTime() + ps.SystemTime()).Seconds()
-	return k6Result{ExitCode: ps.ExitCode(), WallSeconds: wall, CPUSeconds: cpu, Cores: cpu / wall}, ctx.Err()
-}
+// pid is the server's process id (taskset execs the server, so it is the
+// server's own).
+func (s *serverProc) pid() int { return s.cmd.Process.Pid }

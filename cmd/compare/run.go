@@ -15,19 +15,22 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/load"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
 // RunSpec is one cell of the comparison's grid.
 type RunSpec struct {
-	Index    int    `json:"index"` // 1-based, in execution order
-	ID       string `json:"id"`
-	Workload string `json:"workload"`
-	Scenario string `json:"scenario,omitempty"`
-	Mode     string `json:"mode"`
-	Model    string `json:"model"`
-	Level    int    `json:"level"` // VUs (closed) or iterations/s (open)
-	Rep      int    `json:"rep"`   // 1-based
+	Index    int     `json:"index"` // 1-based, in execution order
+	ID       string  `json:"id"`
+	Workload string  `json:"workload"`
+	Scenario string  `json:"scenario,omitempty"`
+	Driver   string  `json:"driver"`
+	Factors  Factors `json:"factors"`
+	Mode     string  `json:"mode"`
+	Model    string  `json:"model"`
+	Level    int     `json:"level"` // callers (closed) or calls/s (open)
+	Rep      int     `json:"rep"`   // 1-based
 
 	wl Workload
 }
@@ -39,43 +42,75 @@ type Check struct {
 	Detail string `json:"detail"`
 }
 
-// RunRecord is everything the report says of one run: the raw k6 summary and
-// server stats, as received, plus what the runner measured and checked.
-// Written as runs/<id>.json; the report is computed from these files only.
+// RunRecord is everything the report says of one run: the driver's result
+// and the server's stats as received, plus what the runner measured and
+// checked. Written as runs/<id>.json; the report is computed from these files
+// only.
 type RunRecord struct {
 	RunSpec
 	Started     time.Time       `json:"started"`
-	K6          k6Result        `json:"k6"`
-	Summary     *K6Summary      `json:"k6_summary"`
-	StatsBefore json.RawMessage `json:"server_stats_before"` // right after the reset, before k6
+	Result      *Result         `json:"result"`
+	DriverExit  int             `json:"driver_exit_code"`
+	DriverProc  ProcUsage       `json:"driver_proc"`         // over the measured driver process's life
+	ServerProc  ProcUsage       `json:"server_proc"`         // over the same window, from /proc
+	StatsBefore json.RawMessage `json:"server_stats_before"` // right after the reset, before the driver
 	Stats       json.RawMessage `json:"server_stats"`        // AdminService/GetStats after the run
 	ServerExit  int             `json:"server_exit_code"`
 	StopSeconds float64         `json:"server_stop_seconds"`
 	Checks      []Check         `json:"invariants"`
 	Problems    []string        `json:"problems,omitempty"`
+	Profile     []string        `json:"profile,omitempty"` // files beside the record: CPU profile, trace
 	Derived     Derived         `json:"derived"`
+
+	// Legacy fields: records written before the driver seam held k6's own
+	// summary and process figures; loadRecords carries them over.
+	LegacySummary *load.K6Summary `json:"k6_summary,omitempty"`
+	LegacyK6      *struct {
+		CPUSeconds  float64 `json:"cpu_seconds"`
+		WallSeconds float64 `json:"wall_seconds"`
+		ExitCode    int     `json:"exit_code"`
+	} `json:"k6,omitempty"`
 }
 
 // Failed reports whether the run broke an invariant or failed outright.
 func (r *RunRecord) Failed() bool { return len(r.Problems) > 0 }
 
 // plan lays out the runs: repetitions outermost so that drift over time hits
-// every mode alike, and modes alternating in direction from one repetition to
-// the next (A B C, C B A, …) so no mode always runs first.
+// every mode and driver alike, and modes alternating in direction from one
+// repetition to the next (A B C, C B A, …) so no mode always runs first.
+// Cells no mode can fill (see naCells) get no runs.
 func plan(cfg Config) []RunSpec {
+	na := naCells(cfg)
 	var specs []RunSpec
 	for rep := 1; rep <= cfg.Reps; rep++ {
 		for _, wl := range cfg.Workloads {
-			for _, level := range cfg.Levels {
-				for i := range cfg.Modes {
-					mode := cfg.Modes[i]
-					if rep%2 == 0 {
-						mode = cfg.Modes[len(cfg.Modes)-1-i]
+			for _, drvName := range cfg.Drivers {
+				d, _ := lookupDriver(drvName)
+				if !d.serves(wl, cfg.Model) {
+					continue
+				}
+				seen := map[Factors]bool{}
+				for _, f := range cfg.Factors.combos() {
+					f = f.forWorkload(wl.Kind)
+					if seen[f] {
+						continue
 					}
-					specs = append(specs, RunSpec{
-						Workload: wl.Name, Scenario: wl.Scenario, Mode: mode, Model: cfg.Model,
-						Level: level, Rep: rep, wl: wl,
-					})
+					seen[f] = true
+					for _, level := range cfg.levels(drvName) {
+						for i := range cfg.Modes {
+							mode := cfg.Modes[i]
+							if rep%2 == 0 {
+								mode = cfg.Modes[len(cfg.Modes)-1-i]
+							}
+							if _, ok := naFor(na, wl.Name, mode, f.Durability); ok {
+								continue
+							}
+							specs = append(specs, RunSpec{
+								Workload: wl.Name, Scenario: wl.Scenario, Driver: drvName, Factors: f, Mode: mode,
+								Model: cfg.Model, Level: level, Rep: rep, wl: wl,
+							})
+						}
+					}
 				}
 			}
 		}
@@ -83,7 +118,7 @@ func plan(cfg Config) []RunSpec {
 	for i := range specs {
 		s := &specs[i]
 		s.Index = i + 1
-		s.ID = fmt.Sprintf("%03d-%s-%s-%s%d-rep%d", s.Index, s.Workload, s.Mode, levelUnit(s.Model), s.Level, s.Rep)
+		s.ID = fmt.Sprintf("%03d-%s-%s-%s-%s%d%s-rep%d", s.Index, s.Workload, s.Driver, s.Mode, levelUnit(s.Model), s.Level, s.Factors.idSuffix(), s.Rep)
 	}
 	return specs
 }
@@ -122,23 +157,60 @@ func runAll(ctx context.Context, cfg Config, specs []RunSpec, out io.Writer) ([]
 }
 
 func headline(r *RunRecord) string {
-	s := fmt.Sprintf("%.0f req/s, p95 %s, p99 %s, k6 %.2f cores, server %.2f cores",
-		r.Derived.RequestsPerSec, fmtMs(r.Summary.GRPCReqDuration.All.P95), fmtMs(r.Summary.GRPCReqDuration.All.P99),
-		r.K6.Cores, r.Derived.ServerCores)
-	if r.Derived.K6Saturated {
-		s += ", K6 SATURATED"
-	}
+	s := fmt.Sprintf("%s calls/s, p50 %s, p99 %s, server %.0f%% of %d CPU, %s %.0f%% of %d CPU: %s",
+		fmtNum(r.Derived.CallsPerSec), fmtMs(r.Result.LatencyMs.P50), fmtMs(r.Result.LatencyMs.P99),
+		r.Derived.ServerUtil*100, cpuCount(r.ServerProc, r.Derived.CPUs), r.Driver, r.Derived.DriverUtil*100, cpuCount(r.DriverProc, r.Derived.CPUs), r.Derived.Class)
 	if r.Failed() {
 		s += fmt.Sprintf(", FAILED: %v", r.Problems)
 	}
 	return s
 }
 
+func cpuCount(u ProcUsage, machine int) int {
+	if len(u.CPUs) > 0 {
+		return len(u.CPUs)
+	}
+	return machine
+}
+
+// serverArgs are the server's flags for a run: its mode, a free loopback
+// port, and the factors the server takes.
+func serverArgs(spec RunSpec, dataDir, metricsAddr string) []string {
+	args := []string{"-mode", spec.Mode, "-addr", "127.0.0.1:0"}
+	if spec.Factors.Work > 0 {
+		args = append(args, "-work", spec.Factors.Work.String())
+	}
+	if spec.Factors.Durability == durabilityWAL {
+		args = append(args, "-durability", durabilityWAL, "-data-dir", dataDir)
+	}
+	if metricsAddr != "" {
+		args = append(args, "-metrics-addr", metricsAddr)
+	}
+	return args
+}
+
 // runOne starts a fresh server, warms it up, resets it, measures, checks the
 // invariants and stops the server.
 func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*RunRecord, error) {
 	rec := &RunRecord{RunSpec: spec, Started: time.Now().UTC()}
-	srv, err := startServer(cfg.Server, spec.Mode, filepath.Join(runsDir, spec.ID+".server.log"))
+	d, _ := lookupDriver(spec.Driver)
+	scratch, err := os.MkdirTemp("", "locklab-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch) // the WAL directory, h2load's frame and request log
+	dataDir := filepath.Join(scratch, "data")
+	if err := os.Mkdir(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	profiling := isProfileRun(cfg.Profile, spec)
+	var metricsAddr string
+	if profiling {
+		if metricsAddr, err = freeLoopbackAddr(); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := startServer(cfg.Server, serverArgs(spec, dataDir, metricsAddr), cfg.ServerCPUs, filepath.Join(runsDir, spec.ID+".server.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -154,17 +226,21 @@ func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*Run
 	}
 	defer conn.Close()
 	admin := locklabv1.NewAdminServiceClient(conn)
-	script := filepath.Join(cfg.Scripts, spec.wl.Script)
 
+	job := driverJob{spec: spec, addr: srv.addr, scratch: scratch}
 	if cfg.Warmup > 0 {
-		env := k6Env(cfg, spec, srv.addr, cfg.Warmup, "")
-		res, err := runK6(ctx, cfg.K6, script, env, filepath.Join(runsDir, spec.ID+".warmup.log"))
+		w := job
+		w.warmup, w.duration = true, cfg.Warmup
+		w.summary = filepath.Join(scratch, "warmup.json")
+		w.log = filepath.Join(runsDir, spec.ID+".warmup.log")
+		res, run, err := runDriver(ctx, cfg, d, w, 0)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
-		if res.ExitCode != 0 {
-			rec.Problems = append(rec.Problems, fmt.Sprintf("warm-up k6 exited %d (see %s.warmup.log)", res.ExitCode, spec.ID))
+		if run.ExitCode != 0 {
+			rec.Problems = append(rec.Problems, fmt.Sprintf("warm-up %s exited %d (see %s.warmup.log)", d.Name, run.ExitCode, spec.ID))
 		}
+		job.prior = res
 	}
 	// The reset starts the server's measurement window and gives the
 	// measured run known state to check against.
@@ -175,40 +251,55 @@ func runOne(ctx context.Context, cfg Config, spec RunSpec, runsDir string) (*Run
 	if err != nil {
 		return nil, fmt.Errorf("stats before: %w", err)
 	}
-	summaryPath := filepath.Join(runsDir, spec.ID+".k6.json")
-	env := k6Env(cfg, spec, srv.addr, cfg.Duration, summaryPath)
-	if rec.K6, err = runK6(ctx, cfg.K6, script, env, filepath.Join(runsDir, spec.ID+".k6.log")); err != nil {
+	var prof *profiler
+	if profiling {
+		prof = startProfile(ctx, metricsAddr, cfg.Duration, filepath.Join(runsDir, spec.ID))
+		defer prof.wait() // on an early return; a second wait returns at once
+	}
+	job.duration = cfg.Duration
+	job.summary = filepath.Join(runsDir, spec.ID+".summary.json")
+	job.log = filepath.Join(runsDir, spec.ID+"."+d.Name+".log")
+	res, run, err := runDriver(ctx, cfg, d, job, srv.pid())
+	if err != nil {
 		return nil, err
 	}
-	if rec.Summary, err = readK6Summary(summaryPath); err != nil {
-		return nil, err
+	rec.Result, rec.DriverExit, rec.DriverProc, rec.ServerProc = res, run.ExitCode, run.Driver, run.Server
+	if prof != nil {
+		files, err := prof.wait()
+		if err != nil {
+			rec.Problems = append(rec.Problems, "profile: "+err.Error())
+		}
+		rec.Profile = files
 	}
 	after, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("stats after: %w", err)
 	}
-	if rec.StatsBefore, err = protojson.Marshal(before); err != nil {
+	// Zeros written out too: a figure the server has but measured as zero
+	// is told apart from one it does not have.
+	asJSON := protojson.MarshalOptions{EmitUnpopulated: true}
+	if rec.StatsBefore, err = asJSON.Marshal(before); err != nil {
 		return nil, err
 	}
-	if rec.Stats, err = protojson.Marshal(after); err != nil {
+	if rec.Stats, err = asJSON.Marshal(after); err != nil {
 		return nil, err
 	}
 	stopped = true
 	exit, took := srv.stop()
 	rec.ServerExit, rec.StopSeconds = exit, took.Seconds()
-	if rec.K6.ExitCode != 0 {
-		rec.Problems = append(rec.Problems, fmt.Sprintf("k6 exited %d: failed checks or thresholds (see %s.k6.log)", rec.K6.ExitCode, spec.ID))
+	if rec.DriverExit != 0 {
+		rec.Problems = append(rec.Problems, fmt.Sprintf("%s exited %d: failed checks or thresholds (see %s.%s.log)", d.Name, rec.DriverExit, spec.ID, d.Name))
 	}
 	if rec.ServerExit != 0 {
 		rec.Problems = append(rec.Problems, fmt.Sprintf("server exited %d after SIGTERM, want 0", rec.ServerExit))
 	}
-	rec.Checks = checkInvariants(spec, rec.Summary, before, after)
+	rec.Checks = checkInvariants(spec, rec.Result, before, after)
 	for _, c := range rec.Checks {
 		if !c.OK {
 			rec.Problems = append(rec.Problems, "INVARIANT VIOLATED: "+c.Name+": "+c.Detail)
 		}
 	}
-	rec.Derived = derive(rec.Summary, rec.K6, after)
+	rec.Derived = derive(rec)
 	return rec, nil
 }
 
@@ -225,32 +316,11 @@ func resetRequest(spec RunSpec) *locklabv1.ResetRequest {
 	return &locklabv1.ResetRequest{Scenario: sc}
 }
 
-// k6Env is the scripts' configuration (docs/k6.md). The runner resets the
-// server itself, so the scripts must not (RESET=0).
-func k6Env(cfg Config, spec RunSpec, addr string, d time.Duration, summaryPath string) []string {
-	env := []string{
-		"ADDR=" + addr,
-		"MODEL=" + spec.Model,
-		"DURATION=" + d.String(),
-		"RESET=0",
-	}
-	if spec.Model == "open" {
-		env = append(env, "RATE="+strconv.Itoa(spec.Level), "MAX_VUS="+strconv.Itoa(cfg.MaxVUs))
-	} else {
-		env = append(env, "VUS="+strconv.Itoa(spec.Level))
-	}
-	if spec.Scenario != "" {
-		env = append(env, "SCENARIO="+spec.Scenario)
-	}
-	if summaryPath != "" {
-		env = append(env, "SUMMARY_JSON="+summaryPath)
-	}
-	return env
-}
-
 // checkInvariants checks what must hold after any run of a store-backed mode:
 // money conserved and never negative, and no acknowledged increment lost.
-func checkInvariants(spec RunSpec, sum *K6Summary, before, after *locklabv1.GetStatsResponse) []Check {
+// For h2load, which cannot read gRPC trailers, the last check is what proves
+// its calls succeeded: the counter must equal the calls it completed.
+func checkInvariants(spec RunSpec, res *Result, before, after *locklabv1.GetStatsResponse) []Check {
 	if !after.GetStoreBacked() {
 		return []Check{{Name: "store-backed", OK: true, Detail: "mode " + after.GetMode() + " keeps no state: nothing to check"}}
 	}
@@ -261,47 +331,56 @@ func checkInvariants(spec RunSpec, sum *K6Summary, before, after *locklabv1.GetS
 	add("money conserved", after.GetTotalBalance() == before.GetTotalBalance(),
 		"total balance %d before, %d after", before.GetTotalBalance(), after.GetTotalBalance())
 	add("no negative balance", after.GetMinBalance() >= 0, "smallest balance %d", after.GetMinBalance())
-	acked := int64(sum.AckedIncrementDelta)
+	acked := res.AckedIncrementDelta
 	got := after.GetCounterValue() - before.GetCounterValue()
-	if sum.UnexpectedErrors == 0 {
-		add("no lost increment", got == acked, "counter moved by %d, k6 saw %d acknowledged", got, acked)
+	if res.UnexpectedErrors == 0 {
+		add("no lost increment", got == acked, "counter moved by %d, %s saw %d acknowledged", got, spec.Driver, acked)
 	} else {
 		// A call that failed in flight may still have been applied; only
 		// the acknowledged ones are owed.
-		add("no lost increment", got >= acked, "counter moved by %d, k6 saw %d acknowledged and %.0f unexpected errors", got, acked, sum.UnexpectedErrors)
+		add("no lost increment", got >= acked, "counter moved by %d, %s saw %d acknowledged and %d unexpected errors", got, spec.Driver, acked, res.UnexpectedErrors)
 	}
 	return checks
 }
 
-// Derived are the per-run figures computed from the raw data.
+// Derived are the per-run figures computed from the raw data; loadRecords
+// recomputes them, so the report never trusts a stored copy.
 type Derived struct {
-	RequestsPerSec   float64 `json:"requests_per_sec"`
-	ServerCores      float64 `json:"server_cores"`
-	ServerCPUPerReqU float64 `json:"server_cpu_us_per_request"`
-	// K6Saturated: k6 used nearly all the CPU the server left it, so the
-	// run's throughput is a property of the load generator.
-	K6Saturated bool    `json:"k6_saturated"`
-	MachineBusy float64 `json:"machine_busy"` // (k6 + server cores) / CPUs
-	CPUs        int     `json:"cpus"`
+	CallsPerSec        float64 `json:"calls_per_sec"`
+	ServerCores        float64 `json:"server_cores"`
+	ServerUtil         float64 `json:"server_util"` // of its own CPUs
+	DriverCores        float64 `json:"driver_cores"`
+	DriverUtil         float64 `json:"driver_util"`
+	ServerCPUPerCallUs float64 `json:"server_cpu_us_per_call"`
+	Class              Class   `json:"class"`
+	CPUs               int     `json:"cpus"` // the machine's
 }
 
-// saturation is the share of the CPU left by the server that k6 must use for
-// the run to count as load-generator bound.
-const saturation = 0.85
-
-func derive(sum *K6Summary, k6 k6Result, st *locklabv1.GetStatsResponse) Derived {
+func derive(r *RunRecord) Derived {
 	d := Derived{CPUs: runtime.NumCPU()}
-	if secs := sum.TestRunDurationMs / 1000; secs > 0 {
-		d.RequestsPerSec = sum.GRPCReqDuration.All.Count / secs
+	if r.Result != nil {
+		d.CallsPerSec = r.Result.CallsPerS
+		if d.CallsPerSec == 0 && r.Result.DurationS > 0 {
+			d.CallsPerSec = float64(r.Result.Calls) / r.Result.DurationS
+		}
 	}
-	if w := st.GetWindowSeconds(); w > 0 {
-		d.ServerCores = st.GetCpuSeconds() / w
+	st := stats(r)
+	server := r.ServerProc
+	if server.WallSeconds == 0 { // records from before the runner read /proc
+		server = ProcUsage{CPUSeconds: st.GetCpuSeconds(), WallSeconds: st.GetWindowSeconds()}
+	}
+	d.ServerCores, d.ServerUtil = server.Cores(), server.Util(d.CPUs)
+	d.DriverCores, d.DriverUtil = r.DriverProc.Cores(), r.DriverProc.Util(d.CPUs)
+	if len(server.CPUs) == 0 && len(r.DriverProc.CPUs) == 0 {
+		// Unpinned, the two share the machine: each is judged against
+		// the CPU the other left it.
+		d.ServerUtil = d.ServerCores / max(0.01, float64(d.CPUs)-d.DriverCores)
+		d.DriverUtil = d.DriverCores / max(0.01, float64(d.CPUs)-d.ServerCores)
 	}
 	if n := st.GetRequests(); n > 0 {
-		d.ServerCPUPerReqU = st.GetCpuSeconds() / float64(n) * 1e6
+		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
 	}
-	d.MachineBusy = (k6.Cores + d.ServerCores) / float64(d.CPUs)
-	d.K6Saturated = k6.Cores >= saturation*(float64(d.CPUs)-d.ServerCores)
+	d.Class = classify(d.ServerUtil, d.DriverUtil)
 	return d
 }
 

@@ -49,9 +49,27 @@ function envBool(name, def) {
   throw new Error(`${name}=${v}: want 1 or 0`);
 }
 
+// ---- the workloads: load/workloads.json, the one definition ------------------
+//
+// The Go driver (package load) embeds the same file, so the two drivers
+// cannot drift. open() runs in the init context only; the path is resolved
+// against this file (k6's open() would otherwise resolve a relative path
+// against the entry script), and `k6 archive` includes the file.
+export const DEFS = JSON.parse(open(import.meta.resolve('../../load/workloads.json')));
+if (DEFS.schema !== 'locklab.workloads/v1') {
+  throw new Error(`load/workloads.json: schema ${DEFS.schema}, want locklab.workloads/v1`);
+}
+const BANK = DEFS.workloads.bank;
+const KV = DEFS.workloads.kv;
+
 // The bank cases, in the order the seed lists them, and the workload names.
-export const BANK_CASES = ['transfer', 'balance-one', 'balance-random', 'history-one', 'history-random'];
-export const WORKLOADS = ['counter', 'bank', 'kv'];
+export const BANK_CASES = BANK.cases;
+export const WORKLOADS = Object.keys(DEFS.workloads);
+const SCENARIOS = Object.keys(BANK.scenarios).sort();
+
+// READ_RATIO: unset means the workload's default (bank: the mix; kv:
+// workloads.json's ratio); set, it is the share of reads.
+const readRatioSet = env('READ_RATIO', null) !== null;
 
 // cfg is the whole run's configuration; docs/k6.md lists every variable.
 export const cfg = {
@@ -66,22 +84,32 @@ export const cfg = {
   checkBody: envBool('CHECK_BODY', false),
   connectTimeout: env('CONNECT_TIMEOUT', '10s'),
   timeout: env('REQUEST_TIMEOUT', '10s'),
+  // Zipf θ of account and key choice (0 uniform, 0.99 hot); < 1.
+  skew: envFloat('SKEW', 0, 0, 0.999999),
   // counter
-  delta: envInt('DELTA', 1, 0, 1000000000),
+  delta: envInt('DELTA', DEFS.workloads.counter.defaults.delta, 0, 1000000000),
   // bank
-  scenario: envEnum('SCENARIO', 'A', ['A', 'B', 'C']),
-  accounts: envInt('ACCOUNTS', 1000, 2, 1000000),
-  balance: envInt('BALANCE', 0, 0, Number.MAX_SAFE_INTEGER), // 0: the server's default, 20,000,000
-  amount: envInt('AMOUNT', 1000, 1, Number.MAX_SAFE_INTEGER),
-  oneAccount: envInt('ONE_ACCOUNT', 1, 1, 1000000),
-  historyLimit: envInt('HISTORY_LIMIT', 20, 1, 1000),
+  scenario: envEnum('SCENARIO', BANK.defaults.scenario, SCENARIOS),
+  accounts: envInt('ACCOUNTS', BANK.defaults.accounts, 2, 1000000),
+  balance: envInt('BALANCE', BANK.defaults.balance, 0, Number.MAX_SAFE_INTEGER), // 0: the server's default, 20,000,000
+  amount: envInt('AMOUNT', BANK.defaults.amount, 1, Number.MAX_SAFE_INTEGER),
+  oneAccount: envInt('ONE_ACCOUNT', BANK.defaults.one_account, 1, 1000000),
+  historyLimit: envInt('HISTORY_LIMIT', BANK.defaults.history_limit, 1, 1000),
   bankCase: envEnum('CASE', 'mix', BANK_CASES.concat(['mix'])),
-  mix: env('MIX', BANK_CASES.map((c) => `${c}:1`).join(',')),
-  // kv
-  valueSize: envInt('VALUE_SIZE', 581, 0, 1 << 20),
-  readRatio: envFloat('READ_RATIO', 0.9, 0, 1),
-  keysPerVU: envInt('KEYS_PER_VU', 10, 1, 100000),
+  mix: env('MIX', BANK.mix),
+  // kv (READ_RATIO is the bank's too: the share of GetBalance)
+  valueSize: envInt('VALUE_SIZE', KV.defaults.value_size, 0, 1 << 20),
+  readRatio: readRatioSet ? envFloat('READ_RATIO', 0, 0, 1) : -1,
+  keysPerVU: envInt('KEYS_PER_VU', KV.defaults.keys_per_caller, 1, 100000),
+  sharedKeys: KV.defaults.shared_keys,
 };
+if (cfg.readRatio >= 0 && (env('MIX', null) !== null || cfg.bankCase !== 'mix')) {
+  throw new Error('READ_RATIO with MIX or CASE: give one (READ_RATIO makes the bank mix balance-random vs transfer)');
+}
+// kvReadRatio is the kv share of Gets; refusalExpected says whether a refused
+// overdraft is the server doing its job (scenarios B and C) or lost money (A).
+cfg.kvReadRatio = cfg.readRatio >= 0 ? cfg.readRatio : KV.defaults.read_ratio;
+cfg.refusalExpected = BANK.scenarios[cfg.scenario].refusal_expected;
 cfg.preVUs = envInt('PRE_VUS', Math.min(cfg.maxVUs, 100), 1, cfg.maxVUs);
 
 // ---- metrics ---------------------------------------------------------------
@@ -89,12 +117,18 @@ cfg.preVUs = envInt('PRE_VUS', Math.min(cfg.maxVUs, 100), 1, cfg.maxVUs);
 // A refused overdraft (FAILED_PRECONDITION) in bank scenarios B and C: the
 // server doing its job, so not a failure.
 export const expectedRefusals = new Counter('expected_refusals');
-// Any status the call should not have had, and calls that threw.
+// Any status the call should not have had, a wrong answer (status
+// WRONG_ANSWER), and calls that threw.
 export const unexpectedErrors = new Counter('unexpected_errors');
 // Sum of the deltas of the Increments the server acknowledged with OK: the
 // counter must have moved by exactly this much (by at least this much if some
 // calls failed in flight, since those may still have been applied).
 export const ackedIncrementDelta = new Counter('acked_increment_delta');
+// Transfers the server acknowledged with OK.
+export const ackedTransfers = new Counter('acked_transfers');
+// Every load call, tagged with its status code name (EXCEPTION if it threw)
+// and its outcome (ok, refusal, unexpected): the summary's by_code and ok.
+export const calls = new Counter('calls');
 
 // ---- the connection --------------------------------------------------------
 
@@ -111,6 +145,10 @@ for (const k of Object.keys(grpc)) {
     codeNames[grpc[k]] = k.slice(6).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
   }
 }
+codeNames[grpc.StatusCanceled] = 'CANCELLED'; // gRPC's spelling, as the Go driver writes it
+
+// CODE_NAMES lists every status name a call can be tagged with.
+export const CODE_NAMES = Object.values(codeNames).concat(['EXCEPTION']);
 
 // codeName turns a numeric gRPC status into its canonical name.
 export function codeName(code) {
@@ -146,6 +184,9 @@ export function disconnect() {
 //   spec.refusal  FAILED_PRECONDITION is an expected refusal (bank B and C)
 //   spec.body     optional (message) => bool: decodes the answer and checks
 //                 it; without it the body is discarded unread
+// Every call ends in exactly one of: OK (with a consistent body), an
+// expected refusal, or an unexpected error (a wrong status, a wrong answer,
+// or a call that threw), as in the Go driver (package load).
 // It returns the answer, or null if the call threw.
 export function call(method, req, spec) {
   const tags = { case: spec.case };
@@ -157,6 +198,7 @@ export function call(method, req, spec) {
       discardResponseMessage: !spec.body,
     });
   } catch (e) {
+    calls.add(1, { case: spec.case, code: 'EXCEPTION', outcome: 'unexpected' });
     unexpected(spec.case, 'EXCEPTION', String(e));
     check(null, { [`${spec.case}: call completed`]: () => false }, tags);
     return null;
@@ -165,19 +207,23 @@ export function call(method, req, spec) {
   const name = `${spec.case}: ${refusalOK ? 'OK or refused (FAILED_PRECONDITION)' : 'OK'}${
     spec.body ? ', answer consistent' : ''}`;
   let ok;
+  let outcome = 'ok';
   if (res.status === grpc.StatusOK) {
     ok = spec.body ? safeBody(spec.body, res.message) : true;
-    if (!ok && !warned) {
-      warned = true;
-      console.warn(`${spec.case}: wrong answer: ${JSON.stringify(res.message).slice(0, 300)}`);
+    if (!ok) {
+      outcome = 'unexpected';
+      unexpected(spec.case, 'WRONG_ANSWER', JSON.stringify(res.message).slice(0, 300));
     }
   } else if (refusalOK && res.status === grpc.StatusFailedPrecondition) {
+    outcome = 'refusal';
     expectedRefusals.add(1, { case: spec.case });
     ok = true;
   } else {
+    outcome = 'unexpected';
     unexpected(spec.case, codeName(res.status), res.error && res.error.message);
     ok = false;
   }
+  calls.add(1, { case: spec.case, code: codeName(res.status), outcome });
   check(res, { [name]: () => ok }, tags);
   return res;
 }

@@ -3,9 +3,10 @@
 // k6/counter.js, k6/bank.js, k6/kv.js and the root testingscript.js — is the
 // same few lines. docs/k6.md documents the knobs and the JSON summary.
 
-import { WORKLOADS, admin, cfg, connect, disconnect, resetRequest, unexpectedErrors } from './core.js';
+import grpc from 'k6/net/grpc';
+import { CODE_NAMES, WORKLOADS, admin, cfg, client, codeName, connect, disconnect, resetRequest, unexpectedErrors } from './core.js';
 import { TREND_STATS, handleSummary } from './summary.js';
-import { workloads } from './workloads.js';
+import { KV_VALUE, sharedKey, workloads } from './workloads.js';
 
 export { cfg } from './core.js';
 
@@ -21,6 +22,9 @@ function options(w) {
     'grpc_req_duration{scenario:default}': [],
   };
   for (const c of w.cases) thresholds[`grpc_req_duration{case:${c}}`] = [];
+  // The summary's by_code and ok (k6 keeps only the sub-metrics named here).
+  for (const code of CODE_NAMES) thresholds[`calls{code:${code}}`] = [];
+  thresholds['calls{outcome:ok}'] = [];
   const o = { thresholds, summaryTrendStats: TREND_STATS, setupTimeout: '120s' };
   if (cfg.model === 'closed') {
     // Top-level vus/duration, not a scenario, so `k6 run --vus/--duration`
@@ -45,13 +49,15 @@ function options(w) {
 }
 
 // setup runs once per k6 process (so once per segment of a split test): bank
-// resets the server unless RESET=0; every script learns from GetStats whether
-// answers carry state worth checking and how many accounts there are.
+// resets the server unless RESET=0; a skewed kv run puts its shared keys;
+// every script learns from GetStats whether answers carry state worth
+// checking and how many accounts there are.
 function setup(name) {
   connect();
   let stats;
   try {
     if (name === 'bank' && cfg.reset) admin('Reset', resetRequest());
+    if (name === 'kv' && cfg.skew > 0) putSharedKeys();
     stats = admin('GetStats');
   } finally {
     disconnect();
@@ -69,6 +75,13 @@ function setup(name) {
     throw new Error(`the bank has ${data.accounts} accounts; transfers need 2`);
   }
   return data;
+}
+
+function putSharedKeys() {
+  for (let rank = 0; rank < cfg.sharedKeys; rank++) {
+    const res = client.invoke('locklab.v1.KVService/Put', { key: sharedKey(rank), value: KV_VALUE }, { timeout: '60s' });
+    if (res.status !== grpc.StatusOK) throw new Error(`putting the shared keys: ${codeName(res.status)}`);
+  }
 }
 
 // makeTest returns the exports of a script that drives one workload.

@@ -1,5 +1,6 @@
-// End-of-test output: the locklab.k6-summary/v1 JSON document (docs/k6.md)
-// and a text summary for the terminal.
+// End-of-test output: the driver-neutral locklab.load-summary/v1 JSON
+// document (docs/load.md; the Go driver writes the same schema) and a text
+// summary for the terminal.
 //
 // Why our own text summary: when handleSummary returns anything, k6 prints
 // only what it returns, and k6 v1.8.1's own textSummary is not importable
@@ -7,30 +8,33 @@
 // import). So this file renders the usual k6-style summary itself.
 
 import exec from 'k6/execution';
-import { cfg } from './core.js';
+import { CODE_NAMES, cfg } from './core.js';
+import { BANK_MIX } from './workloads.js';
 
-export const SCHEMA = 'locklab.k6-summary/v1';
-export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'];
+export const SCHEMA = 'locklab.load-summary/v1';
+export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'p(99.9)', 'count'];
 
 // ---- JSON ------------------------------------------------------------------
 
-function trend(m, withCount) {
-  const v = (m && m.values) || {};
-  const out = {
-    avg: v.avg || 0,
-    min: v.min || 0,
-    med: v.med || 0,
-    max: v.max || 0,
-    p90: v['p(90)'] || 0,
-    p95: v['p(95)'] || 0,
-    p99: v['p(99)'] || 0,
-  };
-  if (withCount) out.count = v.count || 0;
-  return out;
-}
-
 function counterValue(m) {
   return (m && m.values && m.values.count) || 0;
+}
+
+// seconds reads a k6 duration ("30s", "1m30s", "500ms", "2h") as seconds;
+// null if it is not one.
+export function seconds(d) {
+  if (d === null || d === undefined) return null;
+  if (typeof d === 'number') return d / 1000; // k6 gives milliseconds
+  const re = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/g;
+  const unit = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, µs: 1e-6, ns: 1e-9 };
+  let total = 0;
+  let matched = '';
+  let m;
+  while ((m = re.exec(String(d))) !== null) {
+    total += Number(m[1]) * unit[m[2]];
+    matched += m[0];
+  }
+  return matched === String(d) && matched !== '' ? total : null;
 }
 
 // effective reads the run's shape from k6's consolidated options, so --vus,
@@ -62,69 +66,94 @@ function effective() {
   return e;
 }
 
-// summaryJSON builds the locklab.k6-summary/v1 document from k6's data.
+// summaryJSON builds the locklab.load-summary/v1 document from k6's data.
+// k6 keeps no mergeable histogram, so hdr is "" and the percentile curve has
+// only the points k6 computes; late is not measured (k6's open model drops
+// what it cannot start, counted in dropped).
 export function summaryJSON(script, cases, data) {
   const m = data.metrics;
   const e = effective();
+  const v = (name) => (m[name] && m[name].values) || {};
+  const all = v('grpc_req_duration{scenario:default}');
   const byCase = {};
   for (const c of cases) {
-    byCase[c] = trend(m[`grpc_req_duration{case:${c}}`], true);
+    const t = v(`grpc_req_duration{case:${c}}`);
+    byCase[c] = { count: t.count || 0, p50_ms: t.med || 0, p99_ms: t['p(99)'] || 0 };
   }
+  const byCode = {};
+  for (const code of CODE_NAMES) {
+    const n = counterValue(m[`calls{code:${code}}`]);
+    if (n > 0) byCode[code] = n;
+  }
+  const ok = counterValue(m['calls{outcome:ok}']);
+  const refusals = counterValue(m.expected_refusals);
+  const unexpected = counterValue(m.unexpected_errors);
+  const calls = ok + refusals + unexpected;
+  const duration = seconds(e.duration) || data.state.testRunDurationMs / 1000;
   const isBank = script === 'bank';
   const isKV = script === 'kv';
+  let readRatio = -1;
+  if (isKV) readRatio = cfg.kvReadRatio;
+  else if (isBank && cfg.readRatio >= 0) readRatio = cfg.readRatio;
+  const latency = {
+    min: all.min || 0,
+    mean: all.avg || 0,
+    p50: all.med || 0,
+    p90: all['p(90)'] || 0,
+    p95: all['p(95)'] || 0,
+    p99: all['p(99)'] || 0,
+    p999: all['p(99.9)'] || 0,
+    max: all.max || 0,
+  };
   return {
     schema: SCHEMA,
-    script,
-    config: {
-      addr: cfg.addr,
-      model: e.model,
-      vus: e.vus,
-      duration: e.duration,
-      rate: e.rate,
-      scenario: isBank ? cfg.scenario : null,
-      case: isBank ? cfg.bankCase : null,
-      value_size: isKV ? cfg.valueSize : null,
-      read_ratio: isKV ? cfg.readRatio : null,
-      // Additions to the v1 schema's config (fields may be added, never renamed).
-      executor: e.executor,
-      max_vus: e.model === 'open' ? cfg.maxVUs : null,
-      execution_segment: e.segment,
-      reset: isBank ? cfg.reset : null,
-      mix: isBank && cfg.bankCase === 'mix' ? cfg.mix : null,
-      accounts: isBank ? cfg.accounts : null,
-      amount: isBank ? cfg.amount : null,
-      delta: script === 'counter' ? cfg.delta : null,
-      keys_per_vu: isKV ? cfg.keysPerVU : null,
-      check_body: cfg.checkBody,
-    },
-    test_run_duration_ms: data.state.testRunDurationMs,
-    iterations: {
-      count: counterValue(m.iterations),
-      rate: (m.iterations && m.iterations.values.rate) || 0,
-    },
-    data_received: {
-      bytes: counterValue(m.data_received),
-      rate: (m.data_received && m.data_received.values.rate) || 0,
-    },
-    data_sent: {
-      bytes: counterValue(m.data_sent),
-      rate: (m.data_sent && m.data_sent.values.rate) || 0,
-    },
-    iteration_duration_ms: trend(m.iteration_duration, false),
-    grpc_req_duration_ms: {
-      // Load calls only: setup's Reset and GetStats run outside the scenario.
-      all: trend(m['grpc_req_duration{scenario:default}'], true),
-      by_case: byCase,
-    },
-    checks: {
-      passes: (m.checks && m.checks.values.passes) || 0,
-      fails: (m.checks && m.checks.values.fails) || 0,
-    },
-    expected_refusals: counterValue(m.expected_refusals),
-    unexpected_errors: counterValue(m.unexpected_errors),
+    driver: 'k6',
+    driver_version: 'k6 (tools/go.mod)',
+    workload: script,
+    scenario: isBank ? cfg.scenario : '',
+    mix: isBank ? BANK_MIX : '',
+    model: e.model,
+    // Open model: the most VUs, the bound on iterations in flight.
+    callers: e.model === 'open' ? cfg.maxVUs : e.vus,
+    conns: e.model === 'open' ? cfg.maxVUs : e.vus, // one connection per VU
+    rate: e.model === 'open' ? e.rate : 0,
+    skew: cfg.skew,
+    read_ratio: readRatio,
+    duration_s: duration,
+    calls,
+    calls_per_s: duration > 0 ? calls / duration : 0,
+    ok,
+    expected_refusals: refusals,
+    unexpected_errors: unexpected,
+    by_code: byCode,
+    by_case: byCase,
+    latency_ms: latency,
+    percentiles: calls > 0
+      ? [[50, latency.p50], [90, latency.p90], [95, latency.p95], [99, latency.p99], [99.9, latency.p999], [100, latency.max]]
+      : [],
+    hdr: '',
     acked_increment_delta: counterValue(m.acked_increment_delta),
-    dropped_iterations: counterValue(m.dropped_iterations),
-    vus_max: (m.vus_max && m.vus_max.values.max) || 0,
+    acked_transfers: counterValue(m.acked_transfers),
+    dropped: counterValue(m.dropped_iterations),
+    late: 0,
+    // What only k6 knows (the Go struct keeps it as load.Summary.K6).
+    k6: {
+      executor: e.executor,
+      vus: e.vus,
+      max_vus: e.model === 'open' ? cfg.maxVUs : null,
+      vus_max: (m.vus_max && m.vus_max.values.max) || 0,
+      execution_segment: e.segment,
+      test_run_duration_ms: data.state.testRunDurationMs,
+      iterations: counterValue(m.iterations),
+      checks: {
+        passes: (m.checks && m.checks.values.passes) || 0,
+        fails: (m.checks && m.checks.values.fails) || 0,
+      },
+      data_received_bytes: counterValue(m.data_received),
+      data_sent_bytes: counterValue(m.data_sent),
+      check_body: cfg.checkBody,
+      reset: isBank ? cfg.reset : null,
+    },
   };
 }
 
@@ -204,8 +233,9 @@ export function textSummary(script, data) {
     ? `open model, ${e.rate} it/s for ${e.duration} (VUs ${e.vus}..${cfg.maxVUs})`
     : `${e.vus} VUs${e.duration ? ` for ${e.duration}` : ''} (${e.executor})`;
   let what = '';
-  if (script === 'bank') what = `, scenario ${cfg.scenario}, case ${cfg.bankCase}${cfg.reset ? '' : ', no reset'}`;
-  if (script === 'kv') what = `, ${cfg.valueSize}-byte values, read ratio ${cfg.readRatio}`;
+  if (script === 'bank') what = `, scenario ${cfg.scenario}, mix ${BANK_MIX}${cfg.reset ? '' : ', no reset'}`;
+  if (script === 'kv') what = `, ${cfg.valueSize}-byte values, read ratio ${cfg.kvReadRatio}`;
+  if (cfg.skew > 0) what += `, skew ${cfg.skew}`;
   const seg = e.segment ? `, segment ${e.segment}` : '';
   const out = ['', `  locklab ${script} @ ${cfg.addr}: ${shape}${what}${seg}`, ''];
   checkLines(data.root_group, '    ', out);
@@ -220,6 +250,8 @@ export function textSummary(script, data) {
   for (const n of names) {
     const metric = data.metrics[n];
     if (!metric.values || Object.keys(metric.values).length === 0) continue;
+    // The calls{code:…} sub-metrics exist for every code; show those seen.
+    if (n.includes('{') && metric.type === 'counter' && metric.values.count === 0) continue;
     const l = label(n);
     out.push(`  ${mark(metric)} ${l}${'.'.repeat(Math.max(1, width - l.length))}: ${render(metric)}`);
   }

@@ -4,14 +4,14 @@
 import grpc from 'k6/net/grpc';
 import exec from 'k6/execution';
 import encoding from 'k6/encoding';
-import { BANK_CASES, cfg, call, ackedIncrementDelta } from './core.js';
+import { BANK_CASES, DEFS, cfg, call, ackedIncrementDelta, ackedTransfers } from './core.js';
 
 const ok = (res) => res !== null && res.status === grpc.StatusOK;
 
 // ---- counter ---------------------------------------------------------------
 
 const counter = {
-  cases: ['increment'],
+  cases: DEFS.workloads.counter.cases,
   iterate(data) {
     const res = call('locklab.v1.CounterService/Increment', { delta: cfg.delta }, {
       case: 'increment',
@@ -21,13 +21,51 @@ const counter = {
   },
 };
 
-// ---- bank ------------------------------------------------------------------
+// ---- skew ------------------------------------------------------------------
 
-function randomAccount(n) {
-  return 1 + Math.floor(Math.random() * n);
+// Zipf draws ranks 0..n-1 with P(i) ∝ 1/(i+1)^θ, 0 <= θ < 1 (θ = 0:
+// uniform): the generator of Gray et al. (SIGMOD 1994) as YCSB has it, the
+// same as the Go driver's load.Zipf (load/zipf.go, where its test is).
+export class Zipf {
+  constructor(n, theta) {
+    this.n = n;
+    this.theta = theta;
+    if (theta === 0 || n === 1) return;
+    let zetan = 0;
+    for (let i = 1; i <= n; i++) zetan += 1 / Math.pow(i, theta);
+    const zeta2 = 1 + 1 / Math.pow(2, theta);
+    this.zetan = zetan;
+    this.alpha = 1 / (1 - theta);
+    this.eta = (1 - Math.pow(2 / n, 1 - theta)) / (1 - zeta2 / zetan);
+    this.half = 1 + Math.pow(0.5, theta);
+  }
+
+  next() {
+    const u = Math.random();
+    if (this.theta === 0 || this.n === 1) return Math.floor(u * this.n);
+    const uz = u * this.zetan;
+    if (uz < 1) return 0;
+    if (uz < this.half) return 1;
+    return Math.min(this.n - 1, Math.floor(this.n * Math.pow(this.eta * u - this.eta + 1, this.alpha)));
+  }
 }
 
-// randomPair draws two distinct accounts uniformly from 1..n.
+// zipfs caches one generator per size (the bank's size comes from setup()).
+const zipfs = {};
+function zipf(n) {
+  if (!zipfs[n]) zipfs[n] = new Zipf(n, cfg.skew);
+  return zipfs[n];
+}
+
+// ---- bank ------------------------------------------------------------------
+
+// randomAccount draws an account from 1..n, Zipf-skewed by SKEW (account 1
+// the hottest).
+function randomAccount(n) {
+  return 1 + zipf(n).next();
+}
+
+// randomPair draws two distinct accounts from 1..n.
 function randomPair(n) {
   const from = randomAccount(n);
   let to = randomAccount(n - 1);
@@ -42,19 +80,35 @@ function parseMix(spec) {
   for (const part of spec.split(',')) {
     const [name, w] = part.split(':');
     const weight = Number(w === undefined ? 1 : w);
-    if (!BANK_CASES.includes(name) || !(weight >= 0)) {
+    if (!BANK_CASES.includes(name) || !(weight >= 0) || weight === Infinity) {
       throw new Error(`MIX=${spec}: want case:weight pairs, cases ${BANK_CASES.join(', ')}`);
     }
     if (weight > 0) {
       total += weight;
-      out.push({ name, upTo: total });
+      out.push({ name, upTo: total, weight });
     }
   }
   if (total === 0) throw new Error(`MIX=${spec}: no case has a weight`);
-  return out.map((c) => ({ name: c.name, upTo: c.upTo / total }));
+  return out.map((c) => ({ name: c.name, upTo: c.upTo / total, share: c.weight / total }));
 }
 
-const mix = cfg.bankCase === 'mix' ? parseMix(cfg.mix) : [{ name: cfg.bankCase, upTo: 1 }];
+// bankMixSpec is the mix that runs: READ_RATIO r makes it balance-random r,
+// transfer 1-r (workloads.json's read_ratio_cases); else CASE, else MIX.
+function bankMixSpec() {
+  if (cfg.readRatio >= 0) {
+    const rc = DEFS.workloads.bank.read_ratio_cases;
+    const parts = [];
+    if (cfg.readRatio > 0) parts.push(`${rc.read}:${cfg.readRatio}`);
+    if (cfg.readRatio < 1) parts.push(`${rc.write}:${1 - cfg.readRatio}`);
+    return parts.join(',');
+  }
+  return cfg.bankCase === 'mix' ? cfg.mix : `${cfg.bankCase}:1`;
+}
+
+const mix = parseMix(bankMixSpec());
+
+// BANK_MIX is the mix as the summary reports it (shares summing to 1).
+export const BANK_MIX = mix.map((c) => `${c.name}:${Number(c.share.toPrecision(6))}`).join(',');
 
 function pickCase() {
   const r = Math.random();
@@ -63,8 +117,9 @@ function pickCase() {
 }
 
 // A refused overdraft is what scenarios B and C are about; in A every account
-// holds 20,000 transfers' worth, so a refusal there means money went missing.
-const refusalExpected = cfg.scenario === 'B' || cfg.scenario === 'C';
+// holds 20,000 transfers' worth, so a refusal there means money went missing
+// (workloads.json says which scenario expects refusals).
+const refusalExpected = cfg.refusalExpected;
 
 // historyOK: at most limit transfers, newest first, each touching the account.
 function historyOK(m, account) {
@@ -80,7 +135,7 @@ function historyOK(m, account) {
 
 function transfer(data) {
   const [from, to] = randomPair(data.accounts);
-  call('locklab.v1.BankService/TransferMoney',
+  const res = call('locklab.v1.BankService/TransferMoney',
     { fromAccount: from, toAccount: to, amount: cfg.amount },
     {
       case: 'transfer',
@@ -89,6 +144,7 @@ function transfer(data) {
         ? (m) => Number(m.seq) > 0 && Number(m.fromBalance) >= 0 && Number(m.toBalance) >= cfg.amount
         : null,
     });
+  if (ok(res)) ackedTransfers.add(1);
 }
 
 function balance(data, account, caseName) {
@@ -125,16 +181,30 @@ const bank = {
 
 // ---- kv --------------------------------------------------------------------
 //
-// Every VU writes only its own keys, vu/<idInTest>/<0..KEYS_PER_VU-1>, round
-// robin, and reads back keys it has written. Owning its keys lets a VU check
-// the store exactly: each Put must return the key's previous version + 1, and
-// a Get the version of its last Put. exec.vu.idInTest is unique across every
-// k6 process of a segmented run (__VU is not), so the check also proves that
-// the processes of a split test never share keys.
+// Unskewed (SKEW=0), every VU writes only its own keys,
+// vu/<idInTest>/<0..KEYS_PER_VU-1>, round robin, and reads back keys it has
+// written. Owning its keys lets a VU check the store exactly: each Put must
+// return the key's previous version + 1, and a Get the version of its last
+// Put. exec.vu.idInTest is unique across every k6 process of a segmented run
+// (__VU is not), so the check also proves that the processes of a split test
+// never share keys.
+//
+// Skewed (SKEW > 0), every VU draws keys shared/<rank> by Zipf over
+// workloads.json's shared_keys, so hot keys (and a sharded store's hot
+// shards) exist. setup() puts every shared key once; a key's version only
+// grows, so each answer must be at least the version this VU saw last for
+// that key (a Put's strictly above it). The Go driver does the same.
 
 const value = encoding.b64encode('locklab '.repeat(Math.ceil(cfg.valueSize / 8)).slice(0, cfg.valueSize));
 const versions = []; // VU-local: slot -> last version put; 0 = unknown (first put or after an error)
 let puts = 0; // VU-local
+const seen = []; // VU-local, shared keys: rank -> highest version seen
+
+export const KV_VALUE = value;
+
+export function sharedKey(rank) {
+  return `shared/${rank}`;
+}
 
 function kvKey(slot) {
   return `vu/${exec.vu.idInTest}/${slot}`;
@@ -169,11 +239,28 @@ function get(data) {
   });
 }
 
+function shared(data) {
+  const rank = zipf(cfg.sharedKeys).next();
+  const last = seen[rank] || 0;
+  const isGet = Math.random() < cfg.kvReadRatio;
+  let got = 0;
+  const body = (m) => {
+    got = Number(m.version);
+    if (isGet) return m.value.length === value.length && got >= Math.max(last, 1);
+    return got > last;
+  };
+  const res = isGet
+    ? call('locklab.v1.KVService/Get', { key: sharedKey(rank) }, { case: 'get', body: data.storeBacked ? body : null })
+    : call('locklab.v1.KVService/Put', { key: sharedKey(rank), value }, { case: 'put', body: data.storeBacked ? body : null });
+  if (ok(res)) seen[rank] = Math.max(last, got);
+}
+
 const kv = {
-  cases: ['get', 'put'],
+  cases: DEFS.workloads.kv.cases,
   iterate(data) {
+    if (cfg.skew > 0) return shared(data);
     // A VU's first iteration always writes, so every read finds its key.
-    if (puts === 0 || Math.random() >= cfg.readRatio) return put(data);
+    if (puts === 0 || Math.random() >= cfg.kvReadRatio) return put(data);
     return get(data);
   },
 };

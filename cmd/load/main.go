@@ -1,0 +1,119 @@
+// Command load drives a locklab server with one of the workloads of
+// load/workloads.json (the ones the k6 scripts run) and writes a
+// locklab.load-summary/v1 document. docs/load.md explains the models.
+//
+//	go run ./cmd/load -addr 127.0.0.1:50055 -workload bank -scenario B -callers 100 -duration 10s -out bank.json
+//	go run ./cmd/load -workload counter -model open -rate 20000 -callers 200
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/locklab/locklab/load"
+)
+
+// errUsage marks errors in the command line: exit status 2, as flag does.
+var errUsage = errors.New("usage")
+
+// errUnexpected: the run happened but some answers were wrong. Exit 1, after
+// the summary is written, as k6 fails a run whose thresholds fail.
+var errUnexpected = errors.New("unexpected answers")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the flags, drives the server and writes the summary to -out
+// (stdout without it); a one-line result goes to stderr. Interrupted
+// (SIGINT, SIGTERM), it stops early, still writes the summary of what ran,
+// and exits 1.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, out, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	sum, err := load.Run(ctx, cfg)
+	if sum == nil {
+		return err
+	}
+	// From here err is nil or load.ErrInterrupted (SIGINT, SIGTERM): the
+	// summary of what ran is written either way, as k6 does.
+	interrupted := err
+	if out == "" {
+		if err := sum.Write(stdout); err != nil {
+			return err
+		}
+	} else if err := sum.WriteFile(out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "load: %s %s, %d callers: %d calls in %.1fs, %.0f calls/s, p50 %.3f ms, p99 %.3f ms, %d refused as expected, %d unexpected, %d dropped, %d late\n",
+		sum.Workload, sum.Model, sum.Callers, sum.Calls, sum.DurationS, sum.CallsPerS,
+		sum.LatencyMs.P50, sum.LatencyMs.P99, sum.ExpectedRefusals, sum.UnexpectedErrors, sum.Dropped, sum.Late)
+	if interrupted != nil {
+		return interrupted
+	}
+	if sum.UnexpectedErrors > 0 {
+		return fmt.Errorf("%w: %d calls (by code %v)", errUnexpected, sum.UnexpectedErrors, sum.ByCode)
+	}
+	return nil
+}
+
+// parseFlags reads the command line into a validated load.Config and the
+// output path.
+func parseFlags(args []string, stderr io.Writer) (load.Config, string, error) {
+	cfg := load.DefaultConfig()
+	d := load.Workloads()
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "server address")
+	fs.StringVar(&cfg.Workload, "workload", cfg.Workload, "workload: "+strings.Join(load.WorkloadNames(), ", "))
+	fs.StringVar(&cfg.Scenario, "scenario", d.Bank.Defaults.Scenario, "bank scenario: "+strings.Join(d.ScenarioNames(), ", ")+" (a refused transfer is expected in all but A)")
+	fs.StringVar(&cfg.Mix, "mix", "", "bank mix, case:weight,… (default "+d.Bank.Mix+")")
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "closed (callers back to back) or open (fixed -rate, each call timed from when it was due)")
+	fs.IntVar(&cfg.Callers, "callers", cfg.Callers, "concurrent callers (closed); most calls in flight (open)")
+	fs.IntVar(&cfg.Conns, "conns", 0, "gRPC connections the callers share (0: one per caller)")
+	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "open model: calls started per second")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured window")
+	fs.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "load before the measured window, not counted")
+	fs.Float64Var(&cfg.Skew, "skew", 0, "Zipf θ of account and key choice, 0 <= θ < 1 (0 uniform, 0.99 hot)")
+	fs.Float64Var(&cfg.ReadRatio, "read-ratio", -1, "share of reads: bank GetBalance vs transfer (replaces the mix), kv Get vs Put; -1: the workload's default")
+	fs.IntVar(&cfg.ValueSize, "value-size", d.KV.Defaults.ValueSize, "kv value bytes")
+	fs.IntVar(&cfg.Accounts, "accounts", d.Bank.Defaults.Accounts, "bank accounts, with -reset")
+	fs.BoolVar(&cfg.Reset, "reset", false, "AdminService/Reset to -scenario and -accounts first")
+	fs.DurationVar(&cfg.Timeout, "timeout", load.DefaultTimeout, "per call")
+	out := fs.String("out", "", "write the locklab.load-summary/v1 JSON here (default stdout)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, "", err
+		}
+		return cfg, "", errUsage // flag has printed the error and the usage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "load: unexpected arguments %q\n", fs.Args())
+		return cfg, "", errUsage
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return cfg, "", errUsage
+	}
+	return cfg, *out, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/load"
+	"github.com/locklab/locklab/server"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"-workload", "queue"}, `workload "queue"`},
+		{[]string{"-model", "half"}, `model "half"`},
+		{[]string{"-callers", "0"}, "callers 0"},
+		{[]string{"-skew", "1.2"}, "skew 1.2"},
+		{[]string{"-read-ratio", "2"}, "read ratio 2"},
+		{[]string{"-scenario", "D"}, `scenario "D"`},
+		{[]string{"-workload", "bank", "-mix", "transfer:1", "-read-ratio", "0.5"}, "give one"},
+		{[]string{"-model", "open", "-rate", "0"}, "rate 0"},
+		{[]string{"-duration", "soon"}, "invalid value"},
+		{[]string{"-nosuch"}, "not defined"},
+		{[]string{"extra"}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		var stderr bytes.Buffer
+		err := run(t.Context(), tt.args, &bytes.Buffer{}, &stderr)
+		assert.ErrorIs(t, err, errUsage, "%v", tt.args)
+		assert.Contains(t, stderr.String(), tt.want, "%v", tt.args)
+	}
+	var stderr bytes.Buffer
+	assert.ErrorIs(t, run(t.Context(), []string{"-h"}, &bytes.Buffer{}, &stderr), flag.ErrHelp)
+	assert.Contains(t, stderr.String(), "-read-ratio")
+}
+
+func startServer(t *testing.T) string {
+	t.Helper()
+	srv, err := server.New(server.Config{Mode: "mutex"})
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		srv.Stop(ctx)
+		assert.NoError(t, <-served)
+	})
+	return lis.Addr().String()
+}
+
+func TestRunWritesSummary(t *testing.T) {
+	addr := startServer(t)
+	out := filepath.Join(t.TempDir(), "bank.json")
+	short := []string{"-addr", addr, "-callers", "2", "-warmup", "50ms", "-duration", "300ms"}
+
+	var stderr bytes.Buffer
+	err := run(t.Context(), append(short, "-workload", "bank", "-scenario", "B", "-reset", "-out", out), &bytes.Buffer{}, &stderr)
+	require.NoError(t, err, stderr.String())
+	s, err := load.ReadSummary(out)
+	require.NoError(t, err)
+	assert.Equal(t, "B", s.Scenario)
+	assert.Positive(t, s.Calls)
+	assert.Contains(t, stderr.String(), "calls/s")
+
+	// Without -out the summary goes to stdout.
+	var stdout bytes.Buffer
+	require.NoError(t, run(t.Context(), append(short, "-workload", "counter", "-model", "open", "-rate", "200"), &stdout, &bytes.Buffer{}))
+	s, err = load.ParseSummary(stdout.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, "open", s.Model)
+
+	// The bank is still in scenario B; a run that expects A (no refusal
+	// allowed) counts the refusals as unexpected, writes its summary and
+	// fails.
+	err = run(t.Context(), append(short, "-workload", "bank", "-mix", "transfer:1", "-scenario", "A", "-out", out), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, errUnexpected)
+	assert.False(t, errors.Is(err, errUsage), "a run that happened exits 1, not 2")
+	s, err = load.ReadSummary(out)
+	require.NoError(t, err)
+	assert.Positive(t, s.UnexpectedErrors)
+}
+
+// Interrupted (as by SIGINT), a run still writes the summary of what ran and
+// fails.
+func TestRunInterruptedWritesSummary(t *testing.T) {
+	addr := startServer(t)
+	out := filepath.Join(t.TempDir(), "s.json")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stop := time.AfterFunc(500*time.Millisecond, cancel)
+	defer stop.Stop()
+	err := run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "10s", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, load.ErrInterrupted)
+	s, err := load.ReadSummary(out)
+	require.NoError(t, err)
+	assert.Positive(t, s.Calls)
+	assert.Less(t, s.DurationS, 1.0)
+	assert.Zero(t, s.UnexpectedErrors)
+}
