@@ -153,6 +153,15 @@ $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
 BENCH_STORE_TIME ?= 100ms
 BENCH_STORE_OUT  := docs/results/store
 
+# What the server's measuring costs per command, for every design: the same
+# increments through a bare store and through the measuring wrapper, every
+# command or 1 in 16 measured (issue 13: -metrics-addr adds nothing here).
+.PHONY: bench-measure
+bench-measure: $(BIN)/benchstat ## price the server's store-latency measurement per design (~2 min) → docs/results/measure-bench.txt
+	$(GO) test -run '^$$' -bench MeasuredStore -benchmem -cpu 2 -count 6 -benchtime 200ms ./server | tee $(BIN)/bench-measure.txt
+	{ echo '# make bench-measure: BenchmarkMeasuredStore (server/measure_bench_test.go), benchstat -col /measure -row /design,/par'; \
+	  $(BIN)/benchstat -col /measure -row /design,/par $(BIN)/bench-measure.txt; } > docs/results/measure-bench.txt
+
 .PHONY: bench-store
 bench-store: ## benchmark every store design × op × parallelism × critical section (~4 min) → docs/results/store/
 	@mkdir -p $(BIN) $(BENCH_STORE_OUT)

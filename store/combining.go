@@ -96,16 +96,7 @@ func (e *combiningEngine) combineOnce() bool {
 		e.batch = append(e.batch, n.op)
 	}
 	slices.Reverse(e.batch) // the list is last-in first
-	for _, x := range e.batch {
-		x.apply()
-	}
-	if e.commit != nil {
-		if err := e.commit(); err != nil {
-			for _, x := range e.batch {
-				x.fail(err)
-			}
-		}
-	}
+	applyAll(e.batch, e.commit)
 	for i, x := range e.batch {
 		// The caller may reuse x at once.
 		if e.park {

@@ -60,16 +60,7 @@ func (e *inputQBatchEngine) run() {
 
 // flush applies the batch, commits once, then answers every command in it.
 func (e *inputQBatchEngine) flush() {
-	for _, x := range e.batch {
-		x.apply()
-	}
-	if e.commit != nil {
-		if err := e.commit(); err != nil {
-			for _, x := range e.batch {
-				x.fail(err)
-			}
-		}
-	}
+	applyAll(e.batch, e.commit)
 	for i, x := range e.batch {
 		x.ready() <- true
 		e.batch[i] = nil // the caller may reuse x at once

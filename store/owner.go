@@ -219,6 +219,22 @@ func (o *owners) queueCap() int {
 	return n
 }
 
+// applyAll applies a batch in order and commits once (group commit, if the
+// machine commits); a failed Commit becomes the answer of every command it
+// covered. The caller answers them.
+func applyAll(batch []op, commit func() error) {
+	for _, x := range batch {
+		x.apply()
+	}
+	if commit != nil {
+		if err := commit(); err != nil {
+			for _, x := range batch {
+				x.fail(err)
+			}
+		}
+	}
+}
+
 // finish commits what was applied (if the machine commits), then answers.
 func finish(commit func() error, x op) {
 	if commit != nil {

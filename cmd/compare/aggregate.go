@@ -36,9 +36,10 @@ func latencyMetric(name string, f func(load.LatencyMs) float64) metric {
 		get: positive(func(r *RunRecord) float64 { return f(r.Result.LatencyMs) })}
 }
 
-func fmtUs(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) + "µs" }
-func fmtPct(v float64) string { return strconv.FormatFloat(v*100, 'f', 0, 64) + "%" }
-func fmtMiB(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " MiB" }
+func fmtUs(v float64) string    { return strconv.FormatFloat(v, 'f', 1, 64) + "µs" }
+func fmtPct(v float64) string   { return strconv.FormatFloat(v*100, 'f', 0, 64) + "%" }
+func fmtMiB(v float64) string   { return strconv.FormatFloat(v, 'f', 1, 64) + " MiB" }
+func fmtRatio(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 var (
 	mCallsPerSec = metric{Key: "calls_per_s", Label: "calls/s", format: fmtNum,
@@ -68,6 +69,24 @@ var (
 		get: positive(func(r *RunRecord) float64 { return float64(stats(r).GetRssBytes()) / (1 << 20) })}
 	mQueueHighWater = metric{Key: "queue_high_water", Label: "queue high-water", format: fmtNum,
 		get: positive(func(r *RunRecord) float64 { return float64(stats(r).GetQueueHighWater()) })}
+	mWALSyncsPerSec = metric{Key: "wal_syncs_per_s", Label: "WAL syncs/s", format: fmtNum,
+		get: func(r *RunRecord) (float64, bool) {
+			st := stats(r)
+			if st.GetWalSyncs() == 0 || st.GetWindowSeconds() <= 0 {
+				return 0, false
+			}
+			return float64(st.GetWalSyncs()) / st.GetWindowSeconds(), true
+		}}
+	// mWALRecordsPerSync is group commit made visible: 1 for a design that
+	// syncs every command, more where one sync covers a batch.
+	mWALRecordsPerSync = metric{Key: "wal_records_per_sync", Label: "WAL records per sync", format: fmtRatio,
+		get: func(r *RunRecord) (float64, bool) {
+			st := stats(r)
+			if st.GetWalSyncs() == 0 {
+				return 0, false
+			}
+			return float64(st.GetWalRecords()) / float64(st.GetWalSyncs()), true
+		}}
 	mSchedP50 = metric{Key: "sched_latency_p50_ns", Label: "scheduler latency p50", format: fmtNs,
 		get: runtimeStat(func(s runtimeFigures) float64 { return s.SchedP50Ns })}
 	mSchedP99 = metric{Key: "sched_latency_p99_ns", Label: "scheduler latency p99", format: fmtNs,
@@ -85,7 +104,7 @@ var (
 // baseMetrics are the figures every run may have, keyed as in figures.json.
 func baseMetrics() []metric {
 	return []metric{mCallsPerSec, mCalls, mP50, mP90, mP99, mP999, mMax, mUnexpected, mRefusals, mDropped, mLate,
-		mServerCPUPerCall, mServerUtil, mDriverUtil, mMemMiB, mQueueHighWater, mSchedP50, mSchedP99, mMutexWait}
+		mServerCPUPerCall, mServerUtil, mDriverUtil, mMemMiB, mQueueHighWater, mWALSyncsPerSec, mWALRecordsPerSync, mSchedP50, mSchedP99, mMutexWait}
 }
 
 // stats decodes a run's server stats; fields from a newer server are

@@ -100,7 +100,14 @@ const (
 	defaultH2Levels = "100"
 	defaultDuration = 2 * time.Second
 	defaultWarmup   = time.Second
-	defaultReps     = 5
+	// defaultConns: the callers of a run share 4 HTTP/2 connections. At one
+	// connection per caller the Go driver ran out of CPU before the server
+	// in every run above 10 callers (docs/results/conns1: load-bound);
+	// sharing four, it drove the same server to several times the calls
+	// (docs/results/drivers). gRPC multiplexes the callers' streams either
+	// way; what changes is the driver's own cost per call.
+	defaultConns = 4
+	defaultReps  = 5
 )
 
 func parseFlags(args []string, stderr io.Writer) (Config, error) {
@@ -123,7 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.Model, "model", "closed", "load model: closed (constant callers) or open (constant arrival rate)")
 	fs.StringVar(&rates, "rates", "", "open model: comma-separated arrival rates in calls/s")
 	fs.IntVar(&cfg.MaxVUs, "max-vus", 1000, "open model: the most callers a driver may use to keep each rate")
-	fs.IntVar(&cfg.Conns, "conns", 0, "connections per run (0: one per caller, as a k6 VU)")
+	fs.IntVar(&cfg.Conns, "conns", defaultConns, "connections the Go driver's and h2load's callers share (0: one per caller, as a k6 VU; k6 always has one per VU)")
 	fs.DurationVar(&cfg.Duration, "duration", defaultDuration, "measured period of each run")
 	fs.DurationVar(&cfg.Warmup, "warmup", defaultWarmup, "uncounted warm-up before each measured run (0 to skip; h2load needs one)")
 	fs.IntVar(&cfg.Reps, "reps", defaultReps, "repetitions of every combination (5 lets a Mann-Whitney test reach p < 0.01)")

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -221,7 +222,7 @@ func TestDriverCommands(t *testing.T) {
 	argv, _, err = goCommand(cfg, driverJob{spec: spec, addr: "a:1", duration: 3 * time.Second, summary: "/tmp/s.json"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"bin/load", "-addr", "a:1", "-workload", "bank", "-model", "open", "-duration", "3s", "-warmup", "0",
-		"-out", "/tmp/s.json", "-conns", "0", "-skew", "0.5", "-read-ratio", "-1", "-scenario", "B", "-rate", "300", "-callers", "50"}, argv)
+		"-out", "/tmp/s.json", "-conns", strconv.Itoa(defaultConns), "-skew", "0.5", "-read-ratio", "-1", "-scenario", "B", "-rate", "300", "-callers", "50"}, argv)
 }
 
 func TestServerArgs(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,9 @@ func TestGRPCFrame(t *testing.T) {
 	argv, _, err := h2loadCommand(cfg, job)
 	require.NoError(t, err)
 	assert.Equal(t, "http://127.0.0.1:5/locklab.v1.CounterService/Increment", argv[len(argv)-1])
-	assert.Contains(t, strings.Join(argv, " "), "-c 100 -m 1 ")
+	clients, streams := h2loadShape(100, defaultConns)
+	assert.Contains(t, strings.Join(argv, " "), fmt.Sprintf("-c %d -m %d ", clients, streams))
+	assert.Equal(t, 100, clients*streams, "every concurrent call has a stream")
 	assert.Contains(t, strings.Join(argv, " "), "-n 40000 ", "the warm-up's rate × the duration")
 	assert.Contains(t, strings.Join(argv, " "), "-H content-type: application/grpc -H te: trailers")
 	written, err := os.ReadFile(filepath.Join(dir, "increment.bin"))

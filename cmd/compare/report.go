@@ -334,6 +334,13 @@ func (rep *Report) levelTable(sec Section, level int) table {
 				fmtNum(g.fig(storeMetric(op, storeCount)).Median))
 		}))
 	}
+	// The write-ahead log's figures, where a run kept one: group commit
+	// shows as more than one record per sync.
+	for _, m := range []metric{mWALSyncsPerSec, mWALRecordsPerSync} {
+		if slices.ContainsFunc(groups, func(g *Group) bool { return g.fig(m).N > 0 }) {
+			rows = append(rows, fig(m))
+		}
+	}
 	rows = append(rows,
 		fig(mSchedP50), fig(mSchedP99), fig(mMutexWait), fig(mQueueHighWater),
 		row("invariants", func(g *Group) string {
@@ -381,15 +388,28 @@ func (rep *Report) designs(sec Section, level int) []*Group {
 	return out
 }
 
-// verdictMetric chooses what a level's verdict compares: calls/s when every
-// run of the designs was server-bound, the server's CPU per call otherwise.
-func verdictMetric(designs []*Group) (m metric, higherBetter bool) {
+// Verdict bases: what a level's verdict was judged on, and why.
+const (
+	basisServerBound = "on calls/s, every run server-bound"
+	basisNoLoadBound = "on calls/s, no run load-bound: the server set the pace, by its CPU or by what it waits for (a sync)"
+	basisCPUPerCall  = "on server CPU per call: not every run was server-bound"
+)
+
+// verdictMetric chooses what a level's verdict compares: calls/s when the
+// driver limited no run of the designs (every run server-bound, or some
+// neither: the server waited, on a sync say, with CPU to spare), the
+// server's CPU per call when the driver limited any.
+func verdictMetric(designs []*Group) (m metric, higherBetter bool, basis string) {
+	basis = basisServerBound
 	for _, g := range designs {
+		if g.Classes[ClassLoadBound] > 0 {
+			return mServerCPUPerCall, false, basisCPUPerCall
+		}
 		if g.Classes[ClassServerBound] != len(g.records) {
-			return mServerCPUPerCall, false
+			basis = basisNoLoadBound
 		}
 	}
-	return mCallsPerSec, true
+	return mCallsPerSec, true, basis
 }
 
 // verdict compares the best design of a level with the runner-up.
@@ -398,7 +418,7 @@ func (rep *Report) verdict(sec Section, level int) (Verdict, bool) {
 	if len(ds) < 2 {
 		return Verdict{}, false
 	}
-	m, higher := verdictMetric(ds)
+	m, higher, basis := verdictMetric(ds)
 	slices.SortStableFunc(ds, func(a, b *Group) int {
 		c := cmpFloat(a.fig(m).Median, b.fig(m).Median)
 		if higher {
@@ -406,7 +426,9 @@ func (rep *Report) verdict(sec Section, level int) (Verdict, bool) {
 		}
 		return c
 	})
-	return newVerdict(ds[0].Mode, ds[1].Mode, ds[0].fig(m), ds[1].fig(m), m.Label, higher), true
+	v := newVerdict(ds[0].Mode, ds[1].Mode, ds[0].fig(m), ds[1].fig(m), m.Label, higher)
+	v.Basis = basis
+	return v, true
 }
 
 // verdictText is the verdict with what it was judged on.
@@ -420,11 +442,7 @@ func (rep *Report) verdictText(sec Section, level int) string {
 			return "(" + ds[0].Mode + " is the only design)."
 		}
 	}
-	on := "on calls/s, every run server-bound"
-	if !v.HigherBetter {
-		on = "on server CPU per call: not every run was server-bound"
-	}
-	return fmt.Sprintf("(%s): %s.", on, v)
+	return fmt.Sprintf("(%s): %s.", v.Basis, v)
 }
 
 // againstBest is a design's test against the best other design of its level.

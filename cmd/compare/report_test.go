@@ -143,6 +143,30 @@ func TestVerdictOnCPUPerCallWhenNotServerBound(t *testing.T) {
 	assert.Contains(t, v, "inputQ 53% more server CPU per call than mutex, p=0.008, n=5")
 }
 
+// TestVerdictOnCallsWhenNoRunLoadBound: runs that are neither (the server
+// waited with CPU to spare, as on a sync) but none load-bound are judged on
+// calls/s, and say why; one load-bound run sends the level back to CPU per
+// call (the control).
+func TestVerdictOnCallsWhenNoRunLoadBound(t *testing.T) {
+	runs := fakeRuns(t)
+	for _, r := range runs {
+		r.DriverProc.CPUSeconds = 5 // 50% of the driver's CPU
+		r.ServerProc.CPUSeconds = 5 // and of the server's: neither
+		r.Derived = derive(r)
+		require.Equal(t, ClassNeither, r.Derived.Class, "run %s", r.ID)
+	}
+	rep := &Report{Meta: fakeMeta(), Groups: aggregate(runs)}
+	v := rep.verdictText(counterGo, 10)
+	assert.Contains(t, v, basisNoLoadBound)
+	assert.Contains(t, v, "inputQ 21% slower than mutex, p=0.008, n=5")
+
+	runs[0].DriverProc.CPUSeconds = 9 // one load-bound run
+	runs[0].Derived = derive(runs[0])
+	require.Equal(t, ClassLoadBound, runs[0].Derived.Class)
+	rep = &Report{Meta: fakeMeta(), Groups: aggregate(runs)}
+	assert.Contains(t, rep.verdictText(counterGo, runs[0].Level), basisCPUPerCall)
+}
+
 func TestVerdictOneDesign(t *testing.T) {
 	runs := []*RunRecord{fakeRun(t, 1, "counter", 10, "mutex", 1, 1000, 1), fakeRun(t, 2, "counter", 10, "noop", 1, 900, 1)}
 	rep := &Report{Meta: fakeMeta(), Groups: aggregate(runs)}
@@ -339,4 +363,37 @@ func TestFiguresTraceable(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "5,200 (5,000–5,400)")
+}
+
+// TestWALRows: where runs kept a write-ahead log, the level table shows its
+// syncs per second and records per sync (group commit); where none did, the
+// rows are left out (the control).
+func TestWALRows(t *testing.T) {
+	rowOf := func(tb table, name string) []string {
+		for _, r := range tb.rows {
+			if r[0] == name {
+				return r
+			}
+		}
+		return nil
+	}
+	runs := fakeRuns(t)
+	rep := &Report{Meta: fakeMeta(), Groups: aggregate(runs)}
+	tb := rep.levelTable(counterGo, 10)
+	assert.Nil(t, rowOf(tb, mWALRecordsPerSync.Label), "no log, no row")
+
+	for _, r := range runs {
+		var st locklabv1.GetStatsResponse
+		require.NoError(t, protojson.Unmarshal(r.Stats, &st))
+		st.WalSyncs, st.WalRecords = 100, 1000
+		r.Stats, _ = protojson.Marshal(&st)
+	}
+	rep = &Report{Meta: fakeMeta(), Groups: aggregate(runs)}
+	tb = rep.levelTable(counterGo, 10)
+	perSync := rowOf(tb, mWALRecordsPerSync.Label)
+	require.NotNil(t, perSync)
+	assert.Contains(t, perSync[1], "10.0")
+	perSec := rowOf(tb, mWALSyncsPerSec.Label)
+	require.NotNil(t, perSec)
+	assert.Contains(t, perSec[1], "10") // 100 syncs in a 10 s window
 }

@@ -74,6 +74,7 @@ type Verdict struct {
 	P            float64
 	N1, N2       int
 	Alpha        float64
+	Basis        string // why Metric: the runs' classes (verdictMetric)
 }
 
 // newVerdict orders two designs' stats by the figure and tests them.
