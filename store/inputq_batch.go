@@ -8,16 +8,37 @@ import "context"
 // write and one sync cover the batch), and only then answers them. Under
 // load one wake-up and one sync serve many commands; alone, a command waits
 // for nobody.
+//
+// With a committing machine the sync runs on a second goroutine, the
+// syncer, so that the owner applies the next batch while the last one is
+// being made durable (a pipeline of depth two, as LMAX's journaller or
+// etcd's raft log does). The syncer commits the batches in the order they
+// were applied and answers a batch only after its commit, and a commit makes
+// durable everything appended before it: no answer reflects a state that is
+// not on disk. Commit is called while the owner applies (appends), which
+// the Committer must allow (the write-ahead log does: its appends and syncs
+// take its own lock).
 type inputQBatchEngine struct {
 	*owners
 	box    *mailbox
 	commit func() error
-	batch  []op // owned by the owner goroutine
+	batch  []op // owned by the owner goroutine (without a syncer)
+
+	// With a committing machine: free holds the empty batch buffers (two),
+	// syncs the applied batches the syncer commits and answers in order.
+	free, syncs chan []op
+	synced      chan struct{} // closed when the syncer has exited
 }
 
 func newInputQBatchEngine(mi machineInfo, cfg Config) engine {
 	e := &inputQBatchEngine{owners: newOwners(1, cfg.QueueSize), commit: mi.commit, batch: make([]op, 0, cfg.BatchLimit)}
 	e.box = e.boxes[0]
+	if e.commit != nil {
+		e.free, e.syncs, e.synced = make(chan []op, 2), make(chan []op, 2), make(chan struct{})
+		e.free <- e.batch
+		e.free <- make([]op, 0, cfg.BatchLimit)
+		go e.syncer() // stopped by run, which closes syncs
+	}
 	go e.run() // stopped by close
 	return e
 }
@@ -31,38 +52,77 @@ func (e *inputQBatchEngine) exec(ctx context.Context, x op) error {
 
 func (e *inputQBatchEngine) run() {
 	defer close(e.box.done)
+	if e.syncs != nil {
+		defer func() { <-e.synced }() // every batch answered before the owner counts as exited
+		defer close(e.syncs)
+	}
 	for closing := false; !closing; {
 		x := e.box.next()
 		if x == nil {
 			break // Close was called
 		}
-		e.batch = append(e.batch[:0], x)
+		batch := e.buffer()
+		batch = append(batch, x)
 	fill:
-		for len(e.batch) < cap(e.batch) {
+		for len(batch) < cap(batch) {
 			select {
 			case y := <-e.box.q:
 				if y == nil {
 					closing = true // answer this batch, then drain
 					break fill
 				}
-				e.batch = append(e.batch, y)
+				batch = append(batch, y)
 			default:
 				break fill
 			}
 		}
-		e.flush()
+		e.flush(batch)
 	}
-	e.drain(e.box, func(x op) {
-		e.batch = append(e.batch[:0], x)
-		e.flush()
-	})
+	e.drain(e.box, func(x op) { e.flush(append(e.buffer(), x)) })
 }
 
-// flush applies the batch, commits once, then answers every command in it.
-func (e *inputQBatchEngine) flush() {
-	applyAll(e.batch, e.commit)
-	for i, x := range e.batch {
+// buffer returns an empty batch: the owner's own, or with a syncer the next
+// free one (waiting while both are being committed).
+func (e *inputQBatchEngine) buffer() []op {
+	if e.free == nil {
+		return e.batch[:0]
+	}
+	return <-e.free
+}
+
+// flush applies the batch; then, without a syncer, answers it at once,
+// with one, hands it to the syncer to commit and answer.
+func (e *inputQBatchEngine) flush(batch []op) {
+	if e.syncs == nil {
+		applyAll(batch, nil)
+		answer(batch)
+		return
+	}
+	for _, x := range batch {
+		x.apply()
+	}
+	e.syncs <- batch
+}
+
+// syncer commits the applied batches in order, once each, and answers them.
+func (e *inputQBatchEngine) syncer() {
+	defer close(e.synced)
+	for batch := range e.syncs {
+		if err := e.commit(); err != nil {
+			for _, x := range batch {
+				x.fail(err)
+			}
+		}
+		answer(batch)
+		e.free <- batch[:0]
+	}
+}
+
+// answer signals every command of a batch and clears it: each caller may
+// reuse its op at once.
+func answer(batch []op) {
+	for i, x := range batch {
 		x.ready() <- true
-		e.batch[i] = nil // the caller may reuse x at once
+		batch[i] = nil
 	}
 }

@@ -79,19 +79,29 @@ func TestConfigRefusesNegatives(t *testing.T) {
 
 // committing counts its Commits and the commands each one covered.
 type committing struct {
-	mu       sync.Mutex // protects the fields below (Apply and Commit may race under sharding)
-	pending  int
-	batches  []int
-	failWith error
-	applied  atomic.Int64
+	mu        sync.Mutex // protects the fields below (Apply and Commit may race under sharding, and with inputQ-batch's syncer)
+	pending   int
+	batches   []int
+	unsynced  []int        // applied, not yet committed
+	committed map[int]bool // every command a Commit covered
+	failWith  error
+	applied   atomic.Int64
 }
 
 func (c *committing) Apply(cmd int) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pending++
+	c.unsynced = append(c.unsynced, cmd)
 	c.applied.Add(1)
 	return cmd, nil
+}
+
+// isCommitted reports whether a Commit covered cmd.
+func (c *committing) isCommitted(cmd int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.committed[cmd]
 }
 
 // Commit takes a while, as a sync does, so that commands queue behind it and
@@ -103,6 +113,15 @@ func (c *committing) Commit() error {
 	if c.pending > 0 {
 		c.batches = append(c.batches, c.pending)
 		c.pending = 0
+	}
+	if c.failWith == nil {
+		if c.committed == nil {
+			c.committed = map[int]bool{}
+		}
+		for _, cmd := range c.unsynced {
+			c.committed[cmd] = true
+		}
+		c.unsynced = c.unsynced[:0]
 	}
 	return c.failWith
 }
@@ -130,8 +149,8 @@ func TestCommit(t *testing.T) {
 						r, err := s.Do(context.Background(), c*1000+i)
 						if assert.NoError(t, err) {
 							assert.Equal(t, c*1000+i, r)
+							assert.True(t, m.isCommitted(c*1000+i), "answered before its commit")
 						}
-						// Answered means committed: nothing of ours is pending.
 					}
 				})
 			}
@@ -155,6 +174,18 @@ func TestCommit(t *testing.T) {
 			require.NoError(t, s2.Close())
 		})
 	}
+}
+
+// TestCommitCheckCanFail: the committed-before-answered check of TestCommit
+// sees a command that was applied but not yet committed — what a design that
+// answered before its commit would hand back.
+func TestCommitCheckCanFail(t *testing.T) {
+	m := &committing{}
+	r, err := m.Apply(7)
+	require.NoError(t, err)
+	assert.False(t, m.isCommitted(r), "applied, not committed")
+	require.NoError(t, m.Commit())
+	assert.True(t, m.isCommitted(r))
 }
 
 // capableCommitting adds every capability to committing, so that every
