@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/locklab/locklab/store"
 )
@@ -136,4 +137,68 @@ func ExampleNew_combining() {
 	n, _ := s.Do(context.Background(), vote{candidate: "ada"})
 	fmt.Println(n)
 	// Output: 1
+}
+
+// shardedTally splits the votes by candidate: a vote touches one shard, so
+// votes for different candidates can be counted at once.
+type shardedTally struct {
+	shards []map[string]int
+}
+
+func (t *shardedTally) SetShards(n int) {
+	t.shards = make([]map[string]int, n)
+	for i := range t.shards {
+		t.shards[i] = map[string]int{}
+	}
+}
+
+func (t *shardedTally) ShardsOf(v vote) (int, int) {
+	s := len(v.candidate) % len(t.shards)
+	return s, s
+}
+
+func (t *shardedTally) Apply(v vote) (int, error) {
+	if v.candidate == "" {
+		return 0, errNoCandidate
+	}
+	a, _ := t.ShardsOf(v)
+	t.shards[a][v.candidate]++
+	return t.shards[a][v.candidate], nil
+}
+
+func ExampleNew_sharded() {
+	s, _ := store.New[vote, int]("sharded", &shardedTally{}, store.Config{Shards: 4})
+	defer s.Close()
+	s.Do(context.Background(), vote{candidate: "ada"})
+	n, _ := s.Do(context.Background(), vote{candidate: "ada"})
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleNew_shardedInputQ() {
+	s, _ := store.New[vote, int]("sharded-inputQ", &shardedTally{}, store.Config{Shards: 4})
+	defer s.Close()
+	n, _ := s.Do(context.Background(), vote{candidate: "grace"})
+	fmt.Println(n)
+	// Output: 1
+}
+
+// hits is a counter with a lock-free Apply: the atomic design calls it from
+// every caller at once.
+type hits struct{ n atomic.Int64 }
+
+func (h *hits) Apply(add int64) (int64, error)       { return h.n.Add(add), nil }
+func (h *hits) ApplyAtomic(add int64) (int64, error) { return h.n.Add(add), nil }
+
+func ExampleNew_atomic() {
+	s, _ := store.New[int64, int64]("atomic", &hits{}, store.Config{})
+	defer s.Close()
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() { s.Do(context.Background(), 1) })
+	}
+	wg.Wait()
+	n, _ := s.Do(context.Background(), 0)
+	fmt.Println(n)
+	// Output: 10
 }

@@ -102,7 +102,7 @@ const (
 	defaultWarmup   = time.Second
 	// defaultConns: the callers of a run share 4 HTTP/2 connections. At one
 	// connection per caller the Go driver ran out of CPU before the server
-	// in every run above 10 callers (docs/results/conns1: load-bound);
+	// in nearly every run above 10 callers (docs/results/conns1: load-bound);
 	// sharing four, it drove the same server to several times the calls
 	// (docs/results/drivers). gRPC multiplexes the callers' streams either
 	// way; what changes is the driver's own cost per call.
