@@ -112,7 +112,7 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./cmd/compare
 
 .PHONY: e2e
-e2e: $(BIN)/k6 ## end-to-end: every k6 script against the server in every mode, invariants checked (< 3 min)
+e2e: $(BIN)/k6 ## end-to-end: every k6 script and the Go driver against the server in every mode, invariants checked (~4 min)
 	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
 
 # Every native fuzz target (func FuzzX in any package), found with go test
