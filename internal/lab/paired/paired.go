@@ -127,12 +127,13 @@ func median(x []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Comparison is one design against one baseline on one metric: the metric's
-// value in each block, indexed alike (Treatment[i] and Baseline[i] ran in
-// block i). A block where either run failed is left out of both.
+// Comparison is one design against one baseline on one metric.
 type Comparison struct {
 	Design, Baseline, Metric string
-	Treatment, BaselineValues []float64
+	// DesignValues and BaselineValues are the metric's value in each
+	// block, indexed alike: DesignValues[i] and BaselineValues[i] ran in
+	// block i. A block where either run failed is left out of both.
+	DesignValues, BaselineValues []float64
 }
 
 // State is what a verdict could conclude.
@@ -206,7 +207,7 @@ func Analyse(cs []Comparison, alpha float64) ([]Verdict, error) {
 	vs := make([]Verdict, m)
 	raw := make([]float64, m)
 	for i, c := range cs {
-		r, err := Ratios(c.Treatment, c.BaselineValues)
+		r, err := Ratios(c.DesignValues, c.BaselineValues)
 		if err != nil {
 			return nil, fmt.Errorf("%s vs %s on %s: %w", c.Design, c.Baseline, c.Metric, err)
 		}
@@ -278,16 +279,16 @@ func (v Verdict) String() string {
 	}
 	switch v.State {
 	case Detected:
-		fmt.Fprintf(&b, ", p=%s (adj %s), n=%d blocks", pval(v.P), pval(v.AdjP), v.Effect.N)
+		fmt.Fprintf(&b, ", p=%s (adj %s), %s", pval(v.P), pval(v.AdjP), blocks(v.Effect.N))
 	case NoDifference:
-		fmt.Fprintf(&b, ", p=%s (adj %s), n=%d blocks: no difference detected", pval(v.P), pval(v.AdjP), v.Effect.N)
+		fmt.Fprintf(&b, ", p=%s (adj %s), %s: no difference detected", pval(v.P), pval(v.AdjP), blocks(v.Effect.N))
 		if v.Effect.Contains(1) {
 			fmt.Fprintf(&b, ", the effect lies within ±%s", pctAbs(v.Within))
 		}
 		fmt.Fprintf(&b, "; these runs could detect ±%s", pctAbs(v.Detectable))
 	case TooFew:
-		fmt.Fprintf(&b, ", n=%d blocks: too few repetitions for a test (smallest p %s, needs ≤ %s)",
-			v.Effect.N, pval(v.MinP), pval(v.Alpha/float64(v.Family)))
+		fmt.Fprintf(&b, ", %s: too few repetitions for a test (smallest p %s, needs ≤ %s)",
+			blocks(v.Effect.N), pval(v.MinP), pval(v.Alpha/float64(v.Family)))
 	}
 	return b.String()
 }
@@ -297,8 +298,8 @@ func (v Verdict) String() string {
 func pct(f float64) string {
 	s := pctAbs(math.Abs(f))
 	switch {
-	case s == "0%":
-		return s
+	case s == "0.0%":
+		return "0%"
 	case f < 0:
 		return "−" + s
 	}
@@ -314,6 +315,13 @@ func pctAbs(f float64) string {
 		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 	}
 	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+func blocks(n int) string {
+	if n == 1 {
+		return "n=1 block"
+	}
+	return "n=" + strconv.Itoa(n) + " blocks"
 }
 
 func pval(p float64) string {
