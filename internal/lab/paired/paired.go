@@ -86,7 +86,9 @@ type Effect struct {
 	LogSD float64
 }
 
-// Estimate computes the effect of per-block ratios (see Ratios).
+// Estimate computes the effect of per-block ratios (see Ratios). The
+// interval assumes log r_i are independent and roughly normal; the geometric
+// mean and median assume nothing beyond positive ratios.
 func Estimate(ratios []float64) (Effect, error) {
 	if len(ratios) == 0 {
 		return Effect{}, errNoValues

@@ -98,6 +98,23 @@ func MinP(n int) float64 {
 	return normalP(ranks, total)
 }
 
+// MinBlocks is the fewest blocks with which a family of family comparisons
+// can declare anything at family-wise level alpha: the smallest n with
+// family·MinP(n) ≤ alpha (see TooFew). It returns an error for an alpha
+// outside (0, 1) or a family below one.
+func MinBlocks(alpha float64, family int) (int, error) {
+	if !(alpha > 0 && alpha < 1) || family < 1 {
+		return 0, fmt.Errorf("paired: alpha %v, family %d; want alpha in (0, 1) and at least one comparison", alpha, family)
+	}
+	n := 1
+	// MinP falls without bound as n grows, so this ends; past ExactMaxN it
+	// falls faster than any alpha a report would use.
+	for float64(family)*MinP(n) > alpha {
+		n++
+	}
+	return n, nil
+}
+
 // averageRanks ranks the magnitudes 1..n, giving tied values the mean of the
 // ranks they span.
 func averageRanks(mags []float64) []float64 {

@@ -180,6 +180,26 @@ func TestMinP(t *testing.T) {
 	assert.Equal(t, 1.0, MinP(0))
 }
 
+// 2/2^n against α/family: 2/64 ≤ 0.05 but 2/32 is not; 2/256 ≤ 0.01;
+// with seven comparisons 7·2/256 = 0.055 > 0.05 but 7·2/512 = 0.027.
+func TestMinBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		alpha          float64
+		family, blocks int
+	}{{0.05, 1, 6}, {0.01, 1, 8}, {0.05, 7, 9}, {0.05, 34, 11}} {
+		n, err := MinBlocks(tc.alpha, tc.family)
+		require.NoError(t, err)
+		assert.Equal(t, tc.blocks, n, "alpha=%v family=%d", tc.alpha, tc.family)
+	}
+	for _, tc := range []struct {
+		alpha  float64
+		family int
+	}{{0, 1}, {1, 1}, {math.NaN(), 1}, {0.05, 0}} {
+		_, err := MinBlocks(tc.alpha, tc.family)
+		assert.Error(t, err)
+	}
+}
+
 func TestSignedRankBadInput(t *testing.T) {
 	for _, d := range [][]float64{{1, math.NaN()}, {math.Inf(1), 2}} {
 		_, err := SignedRankTest(d)
