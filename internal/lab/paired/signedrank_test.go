@@ -61,11 +61,11 @@ func TestSignedRankTiesExactAndNormal(t *testing.T) {
 }
 
 // Critical values of the signed-rank statistic T (the smaller rank sum): the
-// largest T whose two-sided p is at most α. From the standard tables of
+// largest T whose two-sided p is at most α, as in the standard tables of
 // Wilcoxon, Katti & Wilcox, "Critical values and probability levels for the
 // Wilcoxon rank sum test and the Wilcoxon signed rank test", Selected Tables
-// in Mathematical Statistics vol. 1 (1973), as reproduced in Zar,
-// Biostatistical Analysis, table B.12. −1: no T reaches α.
+// in Mathematical Statistics vol. 1 (Harter & Owen, eds.), reproduced in the
+// appendix tables of most statistics textbooks. −1: no T reaches α.
 func TestSignedRankCriticalValueTable(t *testing.T) {
 	table := map[float64][]int{ // index n−5, n = 5..30
 		0.05: {-1, 0, 2, 3, 5, 8, 10, 13, 17, 21, 25, 29, 34, 40, 46, 52, 58, 65, 73, 81, 89, 98, 107, 116, 126, 137},
