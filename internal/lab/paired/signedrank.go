@@ -12,8 +12,8 @@ import (
 // ExactMaxN is the largest number of non-zero differences for which
 // SignedRankTest enumerates the exact permutation distribution; beyond it the
 // normal approximation (with tie and continuity correction) is used. At 30
-// the two agree to within a percentage point of p (closer in the tails), and the counts of sign
-// vectors (at most 2^30) stay exact in a float64.
+// the two agree to within a percentage point of p (closer in the tails), and
+// the counts of sign vectors (at most 2^30) stay exact in a float64.
 const ExactMaxN = 30
 
 // SignedRank is the result of a two-sided Wilcoxon signed-rank test of the
