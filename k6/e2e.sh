@@ -85,6 +85,10 @@ trap 'stop_server' EXIT
 # one line, "locklab: mode=<mode> listening on <host:port>".
 start_server() {
 	local slog=$out/$1.server.log
+	# The log exists before the server starts: the background job opens it
+	# only when it is scheduled, and a sed on a missing file would end the
+	# script (set -e) and SIGTERM a server that has not set up its handler.
+	: >"$slog"
 	"$SERVER" -mode "$1" -addr 127.0.0.1:0 2>"$slog" &
 	srv_pid=$!
 	addr=""
