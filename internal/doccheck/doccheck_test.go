@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/store"
 )
 
 // repoRoot is the module's root: the nearest directory above the test's own
@@ -121,4 +123,14 @@ func TestSlug(t *testing.T) {
 func TestAnchorsNumberRepeats(t *testing.T) {
 	as := Anchors([]string{"# A", "## A", "### A", "not # a heading", "#nospace"})
 	assert.Equal(t, map[string]bool{"a": true, "a-1": true, "a-2": true}, as)
+}
+
+// TestDesignDocNamesEveryDesign: docs/design.md's table of designs has a row
+// for every design of the registry, so a new design cannot go undocumented.
+func TestDesignDocNamesEveryDesign(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "design.md"))
+	require.NoError(t, err)
+	for _, name := range store.DesignNames() {
+		assert.Contains(t, string(b), "\n| `"+name+"` |", "docs/design.md has no row for design %q", name)
+	}
 }
