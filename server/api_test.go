@@ -19,7 +19,7 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// TestAPI calls every RPC of DESIGN.md §3 with valid input and checks the
+// TestAPI calls every RPC of docs/design.md §api with valid input and checks the
 // values it returns, the same way for every store-backed mode. The subtests
 // share one server and run in order: stats checks what the others did.
 func TestAPI(t *testing.T) {
@@ -237,7 +237,7 @@ const (
 	refusalBalance  = 1000
 )
 
-// TestRefusals sends every kind of bad request of DESIGN.md §3 to each
+// TestRefusals sends every kind of bad request of docs/design.md §status-codes to each
 // store-backed mode, checks its status code, that nothing changed, and that
 // the server counted the answer under that code.
 func TestRefusals(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// TestToStatus checks the one mapping from errors to codes (DESIGN.md §3)
+// TestToStatus checks the one mapping from errors to codes (docs/design.md §status-codes)
 // with every error a store or workload returns, wrapped or not.
 func TestToStatus(t *testing.T) {
 	tests := []struct {

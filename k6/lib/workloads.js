@@ -1,4 +1,4 @@
-// The three workloads of DESIGN.md §2 as k6 iterations. Each one names its
+// The three workloads of docs/design.md §workloads as k6 iterations. Each one names its
 // cases (the `case` tag every call carries) and runs one call per iteration.
 
 import grpc from 'k6/net/grpc';
