@@ -32,8 +32,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// The API as docs/design.md §api states it: scenario B funds the odd accounts of
-// the default bank (1000 accounts) with the default 20,000,000 each.
+// The API as docs/design.md §api states it: scenario B funds the odd accounts
+// of the default bank (1000 accounts) with the default 20,000,000 each.
 const (
 	apiPackage      = "locklab.v1"
 	numAccounts     = 1000
