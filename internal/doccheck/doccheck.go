@@ -108,7 +108,9 @@ var (
 	// refDefRe matches a reference-style link definition.
 	refDefRe = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$`)
 	// sectionRe matches a § reference, with the document it names if any.
-	sectionRe  = regexp.MustCompile("(?:`?([A-Za-z0-9_./-]+\\.md)`?\\s*)?§\\s*([\\p{L}\\p{N}_-]*)")
+	// The anchor follows the § at once: a § before a space is prose about
+	// the sign, not a reference.
+	sectionRe  = regexp.MustCompile("(?:`?([A-Za-z0-9_./-]+\\.md)`?\\s*)?§([\\p{L}\\p{N}_-]+)")
 	codeSpanRe = regexp.MustCompile("`+[^`]*`+")
 	// pathSpanRe is a code span holding only a path.
 	pathSpanRe = regexp.MustCompile("^`([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*/?)`$")
@@ -252,9 +254,6 @@ func (c *checker) link(p, target string) string {
 // anchor. Inside a Markdown document a § without a document means the
 // document itself.
 func (c *checker) section(p, doc, anchor string, markdown bool) string {
-	if anchor == "" {
-		return "§ names no heading: write FILE.md §anchor"
-	}
 	switch {
 	case doc == "" && !markdown:
 		return "§ names no document: write FILE.md §anchor"

@@ -53,6 +53,7 @@ func TestCheckCatchesDeadReferences(t *testing.T) {
 			"Section: docs/design.md §the-api and `docs/design.md` §The-API, own §top.",
 			"Dead section: docs/design.md §nothing-here.",
 			"A dead document: GONE.md §intro.",
+			"Prose about the sign: a § alone names nothing.",
 			"Quoted: `docs/design.md`, `docs/results/`, `report.md`, `results/<timestamp>/report.md`.",
 			"Dead quoted: `docs/results/store.md`.",
 			"In a code span, no link: `[x](nowhere.md)`.",
