@@ -146,7 +146,7 @@ $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
 # Put, Get × 3 parallelisms) plus atomic's 12 (the counter only). -count 6
 # (the fewest for which benchmath gives a 95% interval) makes 1,332 runs of
 # about BENCH_STORE_TIME each, plus ramp-up and set-up: ~3–4 minutes at 100ms.
-# Only -cpu 2: the targets of issue 10 are judged at the machine's 2 CPUs.
+# Only -cpu 2: the store's targets are judged at the machine's 2 CPUs.
 # The raw output is kept beside the report with its spaces squeezed: go test's
 # name padding would bring the ~1,300 lines near the 200 KB limit for committed
 # files, and benchstat and benchreport read both alike.
@@ -155,7 +155,8 @@ BENCH_STORE_OUT  := docs/results/store
 
 # What the server's measuring costs per command, for every design: the same
 # increments through a bare store and through the measuring wrapper, every
-# command or 1 in 16 measured (issue 13: -metrics-addr adds nothing here).
+# command or 1 in 16 measured (-metrics-addr adds nothing here: its
+# interceptor works per RPC, not per command).
 .PHONY: bench-measure
 bench-measure: $(BIN)/benchstat ## price the server's store-latency measurement per design (~2 min) → docs/results/measure-bench.txt
 	$(GO) test -run '^$$' -bench MeasuredStore -benchmem -cpu 2 -count 6 -benchtime 200ms ./server | tee $(BIN)/bench-measure.txt

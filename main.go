@@ -1,6 +1,7 @@
 // Command locklab serves locklab's gRPC API over the state design chosen with
-// -mode: `go run main.go -mode inputQ` or `-mode mutex` (and noop, the
-// harness's ceiling). See README.md and DESIGN.md §4.
+// -mode: `go run main.go -mode inputQ`, `-mode mutex` or any other design of
+// the registry (and noop, the harness's ceiling). See README.md and
+// docs/design.md §the-server.
 package main
 
 import (

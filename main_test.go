@@ -35,7 +35,7 @@ import (
 )
 
 // exitBudget is how long the server may take to exit after SIGINT/SIGTERM
-// (DESIGN.md §4: GracefulStop with a deadline, then exit 0).
+// (docs/design.md §the-server: GracefulStop with a deadline, then exit 0).
 const exitBudget = 10 * time.Second
 
 // serverBin is the server binary, built once by TestMain for the tests that

@@ -4,7 +4,8 @@ package main
 // packages (no generated code, no workload, no server) and learns the API the
 // way grpcurl or a foreign-language client would, through gRPC server
 // reflection. It builds its descriptors with protodesc, its messages with
-// dynamicpb, and checks every answer against DESIGN.md §3 alone.
+// dynamicpb, and checks every answer against the contract alone
+// (docs/design.md §api).
 
 import (
 	"bytes"
@@ -31,8 +32,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// The API as DESIGN.md §3 states it: scenario B funds the odd accounts of
-// the default bank (1000 accounts) with the default 20,000,000 each.
+// The API as docs/design.md §api states it: scenario B funds the odd accounts
+// of the default bank (1000 accounts) with the default 20,000,000 each.
 const (
 	apiPackage      = "locklab.v1"
 	numAccounts     = 1000
@@ -48,7 +49,7 @@ const (
 type kind = protoreflect.Kind
 
 // contract lists every RPC the test uses with the request and response
-// fields §3 names, and their kinds. discover checks them all against what
+// fields the contract names, and their kinds. discover checks them all against what
 // the server reflects before any load starts.
 var contract = map[string]struct{ req, resp map[string]kind }{
 	"CounterService/Increment":    {map[string]kind{"delta": protoreflect.Int64Kind}, map[string]kind{"value": protoreflect.Int64Kind}},
@@ -92,7 +93,7 @@ func discover(t *testing.T, conn *grpc.ClientConn) *dynAPI {
 	for _, want := range []string{"CounterService", "BankService", "KVService", "AdminService"} {
 		require.Contains(t, services, apiPackage+"."+want)
 	}
-	require.Contains(t, services, "grpc.health.v1.Health", "§3: the standard health service")
+	require.Contains(t, services, "grpc.health.v1.Health", "the contract: the standard health service")
 	require.Contains(t, services, "grpc.reflection.v1.ServerReflection")
 
 	files := map[string]*descriptorpb.FileDescriptorProto{} // by file name
@@ -192,7 +193,7 @@ func (a *dynAPI) must(t *testing.T, method string, fields map[string]any) *dynam
 }
 
 // reset rebuilds the state as scenario B with the default sizes (0 means
-// default in §3), naming the scenario by its enum value name.
+// default in the contract), naming the scenario by its enum value name.
 func (a *dynAPI) reset(t *testing.T) {
 	t.Helper()
 	sf := a.methods["AdminService/Reset"].Input().Fields().ByName("scenario")
@@ -228,7 +229,7 @@ type kvEntry struct {
 }
 
 // worker is one client's view: its acknowledged increments, its own keys,
-// the outcomes it saw, and every answer §3 does not allow.
+// the outcomes it saw, and every answer the contract does not allow.
 type worker struct {
 	api   *dynAPI
 	id    int
@@ -271,7 +272,7 @@ func (w *worker) account() uint32 {
 	return 1 + w.rng.Uint32N(numAccounts)
 }
 
-// key picks one of the worker's keys, or one §3 refuses.
+// key picks one of the worker's keys, or one the contract refuses.
 func (w *worker) key() string {
 	switch w.rng.IntN(12) {
 	case 0:
@@ -425,7 +426,7 @@ func (w *worker) checkHistory(resp *dynamicpb.Message, acct, limit uint32) {
 
 // TestReflectionClient drives each store-backed mode with a random mix of
 // valid and invalid commands from 64 independent clients, checking every
-// status against §3, then checks that money was conserved and no
+// status against the contract, then checks that money was conserved and no
 // acknowledged increment was lost.
 func TestReflectionClient(t *testing.T) {
 	const (
@@ -484,7 +485,7 @@ func TestReflectionClient(t *testing.T) {
 			if len(mismatches) > 10 {
 				mismatches = append(mismatches[:10], fmt.Sprintf("... and %d more", len(mismatches)-10))
 			}
-			assert.Empty(t, mismatches, "answers §3 does not allow")
+			assert.Empty(t, mismatches, "answers the contract does not allow")
 			// The mix reached every branch it means to test.
 			assert.Positive(t, outcomes["TransferMoney"][codes.OK])
 			assert.Positive(t, outcomes["TransferMoney"][codes.FailedPrecondition])

@@ -213,7 +213,7 @@ for mode in "${modes[@]}"; do
 		log "$mode: Go driver, kv skewed: shared keys' versions only grow$stateless"
 	fi
 
-	# Issue 11's agreement check, on demand: the same open-model load from
+	# The drivers' agreement check, on demand: the same open-model load from
 	# both drivers, at a rate both sustain, must give the same figures.
 	if [[ -n ${E2E_AGREE:-} ]] && served counter; then
 		rate=${E2E_AGREE_RATE:-1000}

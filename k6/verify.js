@@ -111,8 +111,8 @@ function verify() {
   }
 }
 
-// agree compares the first two summaries: issue 11's agreement check
-// between k6 and the Go driver where neither is saturated.
+// agree compares the first two summaries: the agreement check between
+// k6 and the Go driver where neither is saturated.
 function agree(within) {
   if (!(within > 0) || summaries.length < 2) throw new Error(`AGREE=${__ENV.AGREE}: want a fraction > 0 and two SUMMARIES`);
   const [a, b] = summaries.map((s) => s.doc);

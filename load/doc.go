@@ -24,7 +24,7 @@
 // encoded in the summary so that repetitions merge exactly (MergeHDR).
 // Accounts and keys can be Zipf-skewed (Zipf, θ < 1) and the share of reads
 // set (Config.ReadRatio). ReadSummary reads any driver's summary, converting
-// the first wave's k6-only documents.
+// the older k6-only documents.
 //
 // cmd/load is the command; docs/load.md describes the flags, the models and
 // the schema.

@@ -19,8 +19,8 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// TestAPI calls every RPC of DESIGN.md §3 with valid input and checks the
-// values it returns, the same way for every store-backed mode. The subtests
+// TestAPI calls every RPC of docs/design.md §api with valid input and checks
+// the values it returns, the same way for every store-backed mode. The subtests
 // share one server and run in order: stats checks what the others did.
 func TestAPI(t *testing.T) {
 	for _, mode := range storeModes {
@@ -237,9 +237,10 @@ const (
 	refusalBalance  = 1000
 )
 
-// TestRefusals sends every kind of bad request of DESIGN.md §3 to each
-// store-backed mode, checks its status code, that nothing changed, and that
-// the server counted the answer under that code.
+// TestRefusals sends every kind of bad request of
+// docs/design.md §status-codes to each store-backed mode, checks its status
+// code, that nothing changed, and that the server counted the answer under
+// that code.
 func TestRefusals(t *testing.T) {
 	const n = refusalAccounts
 	tooLongKey := strings.Repeat("k", workload.MaxKeyLen+1)

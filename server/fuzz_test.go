@@ -49,9 +49,10 @@ func (ts *testServer) summary(t *testing.T) summary {
 
 // FuzzRequestBody sends arbitrary bytes as the body of every unary method of
 // a real server on a loopback port, in every mode. The server must not
-// panic (a panic ends the test binary), must answer with a status DESIGN.md
-// §3 names (or the Internal that grpc-go gives a body it cannot decode, or
-// Unimplemented for a workload the mode's design does not serve), a refused
+// panic (a panic ends the test binary), must answer with a status
+// docs/design.md §status-codes names (or the Internal that grpc-go gives a
+// body it cannot decode, or Unimplemented for a workload the mode's design
+// does not serve), a refused
 // request must change nothing, and the server must still answer a
 // well-formed call afterwards.
 func FuzzRequestBody(f *testing.F) {
@@ -85,8 +86,8 @@ func FuzzRequestBody(f *testing.F) {
 		wl, ok := workloadOf[service]
 		return ok && ts.srv.Mode().servesErr(wl) != nil
 	}
-	// The codes DESIGN.md §3 gives bad input, and NotFound for a health
-	// check of an unknown service.
+	// The codes docs/design.md §status-codes gives bad input, and NotFound
+	// for a health check of an unknown service.
 	clearCodes := []codes.Code{codes.OK, codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange, codes.ResourceExhausted}
 
 	f.Fuzz(func(t *testing.T, m uint8, body []byte) {

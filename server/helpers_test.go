@@ -18,8 +18,8 @@ import (
 )
 
 // storeModes are the modes that keep state and serve every workload; every
-// end-to-end expectation of DESIGN.md §3 holds for each of them alike. They
-// come from the registry: a new design is tested here without an edit.
+// end-to-end expectation of docs/design.md §api holds for each of them alike.
+// They come from the registry: a new design is tested here without an edit.
 var storeModes = func() []string {
 	var names []string
 	for _, m := range Modes() {

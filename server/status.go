@@ -12,8 +12,8 @@ import (
 )
 
 // toStatus is the one place where an error from a store or a workload becomes
-// a gRPC status (DESIGN.md §3). nil stays nil. The message is the error's own,
-// which names the rule the request broke.
+// a gRPC status (docs/design.md §status-codes). nil stays nil. The message is
+// the error's own, which names the rule the request broke.
 func toStatus(err error) error {
 	if err == nil {
 		return nil

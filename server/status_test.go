@@ -14,8 +14,9 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// TestToStatus checks the one mapping from errors to codes (DESIGN.md §3)
-// with every error a store or workload returns, wrapped or not.
+// TestToStatus checks the one mapping from errors to codes
+// (docs/design.md §status-codes) with every error a store or workload
+// returns, wrapped or not.
 func TestToStatus(t *testing.T) {
 	tests := []struct {
 		err  error

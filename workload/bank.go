@@ -5,7 +5,8 @@ import (
 	"sync/atomic"
 )
 
-// Bank defaults and limits (DESIGN.md §2 and the ghz bank benchmark seed).
+// Bank defaults and limits (docs/design.md §bank, after the ghz bank
+// benchmark seed).
 const (
 	DefaultAccounts       = 1000
 	DefaultInitialBalance = 20_000_000

@@ -14,10 +14,11 @@ import (
 )
 
 // The fuzz targets run any sequence of commands, valid or not, through a
-// machine and through a model written plainly from DESIGN.md §2 and §3 (big
-// integers instead of overflow checks, whole histories instead of rings),
-// and require the same result or the same refusal for every command. After a
-// refusal they compare the whole state: a refused command changes nothing.
+// machine and through a model written plainly from docs/design.md §workloads
+// and docs/design.md §api (big integers instead of overflow checks, whole
+// histories instead of rings), and require the same result or the same
+// refusal for every command. After a refusal they compare the whole state: a
+// refused command changes nothing.
 // `make fuzz` runs them; `go test` runs their seeds and testdata/fuzz.
 
 // sameErr requires got to be exactly want (both nil, or the same sentinel).

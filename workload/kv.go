@@ -1,6 +1,6 @@
 package workload
 
-// Limits of the key-value workload (DESIGN.md §3).
+// Limits of the key-value workload (docs/design.md §key-value-map).
 const (
 	MaxKeyLen   = 256
 	MaxValueLen = 1 << 20

@@ -1,5 +1,5 @@
-// The three workloads of DESIGN.md §2 as k6 iterations. Each one names its
-// cases (the `case` tag every call carries) and runs one call per iteration.
+// The three workloads of docs/design.md §workloads as k6 iterations. Each one
+// names its cases (the `case` tag every call carries) and runs one call per iteration.
 
 import grpc from 'k6/net/grpc';
 import exec from 'k6/execution';
