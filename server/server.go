@@ -42,7 +42,8 @@ type Config struct {
 	// accounts, scenario A, 20,000,000 each).
 	Bank workload.BankConfig
 	// Store holds the design's options (queue size, batch limit, shards);
-	// its zero value gives the defaults.
+	// its zero value gives the defaults. The server always measures the
+	// stores' serial resources (MeasureSerial is set), for GetStats.
 	Store store.Config
 	// SampleEvery measures the store time of one command in SampleEvery,
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
@@ -111,7 +112,9 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.st, err = newStores(mode, cfg.Store, ms, m); err != nil {
+		sc := cfg.Store
+		sc.MeasureSerial = true
+		if s.st, err = newStores(mode, sc, ms, m); err != nil {
 			return nil, err // newStores closed the logs
 		}
 	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
@@ -126,6 +129,9 @@ func New(cfg Config) (*Server, error) {
 		collected := []prometheus.Collector{gm, m.storeSeconds}
 		if s.st != nil && len(s.st.queues) > 0 {
 			collected = append(collected, queueCollectors(s.st)...)
+		}
+		if s.st != nil {
+			collected = append(collected, serialCollector{s.st})
 		}
 		for _, c := range collected {
 			if err := cfg.Metrics.Register(c); err != nil {
