@@ -65,6 +65,12 @@ type Config struct {
 	// SnapshotEvery is how many records of a log are replayed at most on
 	// start (0: wal.DefaultSnapshotEvery).
 	SnapshotEvery int
+	// MaxInflight bounds the data calls inside the stores at once, over
+	// every workload (-max-inflight): a call over it is answered
+	// RESOURCE_EXHAUSTED at once and changes nothing. 0 means no bound.
+	// With Store.RejectWhenFull an owner design also refuses when its queue
+	// is full.
+	MaxInflight int
 	// Logger receives the line a log writes when it cuts a torn tail (nil:
 	// log.Default()).
 	Logger *log.Logger
@@ -91,6 +97,9 @@ func New(cfg Config) (*Server, error) {
 	if n := cfg.SampleEvery; n&(n-1) != 0 {
 		return nil, fmt.Errorf("sample every %d: want a power of two", n)
 	}
+	if cfg.MaxInflight < 0 {
+		return nil, fmt.Errorf("max inflight %d: want >= 0 (0: no bound)", cfg.MaxInflight)
+	}
 	services := []grpc.ServiceDesc{
 		pb.CounterService_ServiceDesc, pb.BankService_ServiceDesc, pb.KVService_ServiceDesc,
 		pb.AdminService_ServiceDesc, healthpb.Health_ServiceDesc,
@@ -114,7 +123,11 @@ func New(cfg Config) (*Server, error) {
 		}
 		sc := cfg.Store
 		sc.MeasureSerial = true
-		if s.st, err = newStores(mode, sc, ms, m); err != nil {
+		var in *inflight
+		if cfg.MaxInflight > 0 {
+			in = newInflight(cfg.MaxInflight)
+		}
+		if s.st, err = newStores(mode, sc, ms, m, in); err != nil {
 			return nil, err // newStores closed the logs
 		}
 	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
