@@ -154,11 +154,11 @@ BENCH_STORE_TIME ?= 100ms
 BENCH_STORE_OUT  := docs/results/store
 
 # What the server's measuring costs per command, for every design: the same
-# increments through a bare store and through the measuring wrapper, every
-# command or 1 in 16 measured (-metrics-addr adds nothing here: its
-# interceptor works per RPC, not per command).
+# increments through a bare store, with its serial demand measured, with its
+# store time measured (every command or 1 in 16), and with both as the server
+# runs them (-metrics-addr adds nothing here: it reads the same figures).
 .PHONY: bench-measure
-bench-measure: $(BIN)/benchstat ## price the server's store-latency measurement per design (~2 min) → docs/results/measure-bench.txt
+bench-measure: $(BIN)/benchstat ## price the server's measurements (store latency, serial demand) per design (~3 min) → docs/results/measure-bench.txt
 	$(GO) test -run '^$$' -bench MeasuredStore -benchmem -cpu 2 -count 6 -benchtime 200ms ./server | tee $(BIN)/bench-measure.txt
 	{ echo '# make bench-measure: BenchmarkMeasuredStore (server/measure_bench_test.go), benchstat -col /measure -row /design,/par'; \
 	  $(BIN)/benchstat -col /measure -row /design,/par $(BIN)/bench-measure.txt; } > docs/results/measure-bench.txt

@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		dataDir  = fs.String("data-dir", "", "directory of the write-ahead logs (-durability wal); created if missing")
 		snapEv   = fs.Int("snapshot-every", 0, "with -durability wal, snapshot each workload's state every N logged commands, bounding replay at start (0: 100000)")
 		showVer  = fs.Bool("version", false, "print the version (module, VCS revision, Go) and exit")
+		maxIn    = fs.Int("max-inflight", 0, "admission control: at most N data calls inside the store at once, over every workload; one more is answered RESOURCE_EXHAUSTED at once (0: no bound)")
+		rejectQ  = fs.Bool("reject-when-full", false, "owner designs: answer RESOURCE_EXHAUSTED at once when the owner's queue is full, instead of waiting for room")
 		metrics  = fs.String("metrics-addr", "", "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
 	)
 	fs.Usage = func() {
@@ -144,6 +146,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usage("-%s %d: want >= 0", f.name, f.v)
 		}
 	}
+	if *maxIn < 0 {
+		return usage("-max-inflight %d: want a count >= 0 (0: no bound)", *maxIn)
+	}
 	if *work < 0 {
 		return usage("-work %v: want >= 0", *work)
 	}
@@ -163,7 +168,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Mode:          *mode,
 		Bank:          workload.BankConfig{Scenario: sc, Accounts: uint32(*accounts), InitialBalance: *balance},
 		SampleEvery:   *sample,
-		Store:         store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards},
+		Store:         store.Config{QueueSize: *queue, BatchLimit: *batch, Shards: *shards, RejectWhenFull: *rejectQ},
+		MaxInflight:   *maxIn,
 		Work:          *work,
 		Durability:    *dur,
 		DataDir:       *dataDir,

@@ -136,6 +136,9 @@ func TestUsageErrors(t *testing.T) {
 		{"negative queue size", []string{"-mode", "inputQ", "-queue-size", "-1"}, []string{"-queue-size -1: want >= 0"}},
 		{"negative shards", []string{"-mode", "sharded", "-shards", "-2"}, []string{"-shards -2: want >= 0"}},
 		{"negative batch limit", []string{"-mode", "inputQ-batch", "-batch-limit", "-3"}, []string{"-batch-limit -3: want >= 0"}},
+		{"negative max inflight", []string{"-mode", "mutex", "-max-inflight", "-1"}, []string{"-max-inflight -1: want a count >= 0 (0: no bound)"}},
+		{"max inflight not a number", []string{"-mode", "mutex", "-max-inflight", "lots"}, []string{`invalid value "lots" for flag -max-inflight`, "modes:"}},
+		{"max inflight a fraction", []string{"-mode", "inputQ", "-max-inflight", "1.5"}, []string{`invalid value "1.5" for flag -max-inflight`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,35 +9,44 @@ import (
 	"github.com/locklab/locklab/workload"
 )
 
-// BenchmarkMeasuredStore prices the server's measurement: the same counter
-// increments through a bare store and through the measuring wrapper the
-// server puts around it, for each design, parallelism and sampling rate.
-// The difference between measure=off and measure=every (or 1inN) is what
-// one command pays to be measured; compare it with measure=off itself, the
-// store's own cost. Run it with
+// measurements are the ways BenchmarkMeasuredStore measures a store: not at
+// all; the serial resources' busy time alone (store.Config.MeasureSerial);
+// the store time of every command, or of one in DefaultSampleEvery; and
+// both as the server runs them.
+var measurements = []struct {
+	name         string
+	latencyEvery uint64 // 0: no store-time measurement
+	serial       bool
+}{
+	{"off", 0, false},
+	{"serial", 0, true},
+	{"every", 1, false},
+	{fmt.Sprintf("1in%d", DefaultSampleEvery), DefaultSampleEvery, false},
+	{"server", DefaultSampleEvery, true},
+}
+
+// BenchmarkMeasuredStore prices the server's measurements: the same counter
+// increments through a bare store and through the measurements the server
+// adds, for each design and parallelism. The difference between
+// measure=off and measure=serial is what one command pays for its serial
+// demand to be measured (lock holds sampled, owner busy periods timed);
+// between off and every (or 1inN), what it pays for its store time;
+// measure=server is both, as the server runs. Compare each with
+// measure=off itself, the store's own cost. Run it with
 //
 //	go test -run '^$' -bench MeasuredStore -benchmem -cpu 1,2 ./server
 func BenchmarkMeasuredStore(b *testing.B) {
 	for _, design := range store.DesignNames() {
 		for _, par := range []int{1, 64} {
-			for _, every := range []uint64{0, 1, DefaultSampleEvery} {
-				name := fmt.Sprintf("design=%s/par=%d/measure=", design, par)
-				switch every {
-				case 0:
-					name += "off"
-				case 1:
-					name += "every"
-				default:
-					name += fmt.Sprintf("1in%d", every)
-				}
-				b.Run(name, func(b *testing.B) {
-					s, err := store.New(design, store.Machine[workload.CounterCmd, int64](workload.NewCounter()), store.Config{})
+			for _, ms := range measurements {
+				b.Run(fmt.Sprintf("design=%s/par=%d/measure=%s", design, par, ms.name), func(b *testing.B) {
+					s, err := store.New(design, store.Machine[workload.CounterCmd, int64](workload.NewCounter()), store.Config{MeasureSerial: ms.serial})
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer s.Close()
-					if every > 0 {
-						s = measure(s, newMetrics(nil, every), wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
+					if ms.latencyEvery > 0 {
+						s = measure(s, newMetrics(nil, ms.latencyEvery), wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
 					}
 					benchIncrement(b, s, par)
 				})

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
+	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
 )
@@ -119,9 +121,17 @@ type stores struct {
 	queues  []store.QueueReporter
 	closers []func() error
 	ms      *machines
+
+	// serial[wl] reports the busy time of workload wl's store's serial
+	// resources (nil where the design does not serve it); serial0 holds
+	// each reading at the window's start.
+	serial  [numWorkloads]store.SerialReporter
+	serial0 atomic.Pointer[[numWorkloads]store.SerialStats]
 }
 
-func newStores(mode Mode, cfg store.Config, ms *machines, m *metrics) (*stores, error) {
+// The data RPCs' stores are the bare ones measured, then bounded by in (nil:
+// no bound), so that a refused call is not in the store latency.
+func newStores(mode Mode, cfg store.Config, ms *machines, m *metrics, in *inflight) (*stores, error) {
 	st := &stores{ms: ms}
 	var errs []error
 	var err error
@@ -135,14 +145,15 @@ func newStores(mode Mode, cfg store.Config, ms *machines, m *metrics) (*stores, 
 		st.close()
 		return nil, err
 	}
+	st.newSerialWindow()
 	if st.counterBare != nil {
-		st.counter = measure(st.counterBare, m, wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
+		st.counter = bound(measure(st.counterBare, m, wlCounter, func(c workload.CounterCmd) int { return int(c.Op) }), in)
 	}
 	if st.bankBare != nil {
-		st.bank = measure(st.bankBare, m, wlBank, func(c workload.BankCmd) int { return int(c.Op) })
+		st.bank = bound(measure(st.bankBare, m, wlBank, func(c workload.BankCmd) int { return int(c.Op) }), in)
 	}
 	if st.kvBare != nil {
-		st.kv = measure(st.kvBare, m, wlKV, func(c workload.KVCmd) int { return int(c.Op) })
+		st.kv = bound(measure(st.kvBare, m, wlKV, func(c workload.KVCmd) int { return int(c.Op) }), in)
 	}
 	return st, nil
 }
@@ -163,6 +174,9 @@ func newStore[C, R any](st *stores, mode Mode, cfg store.Config, wl int, mc stor
 	if q, ok := s.(store.QueueReporter); ok && mode.design.Owner {
 		st.queues = append(st.queues, q)
 	}
+	if r, ok := s.(store.SerialReporter); ok {
+		st.serial[wl] = r
+	}
 	return s, nil
 }
 
@@ -178,6 +192,43 @@ func (st *stores) resetQueueHighWater() {
 	for _, q := range st.queues {
 		q.ResetQueueHighWater()
 	}
+}
+
+// serialStats reads every served workload's serial stats since the store
+// was made.
+func (st *stores) serialStats() [numWorkloads]store.SerialStats {
+	var out [numWorkloads]store.SerialStats
+	for wl, r := range st.serial {
+		if r != nil {
+			out[wl], _ = r.SerialStats()
+		}
+	}
+	return out
+}
+
+// newSerialWindow starts a new window of serial stats.
+func (st *stores) newSerialWindow() {
+	s := st.serialStats()
+	st.serial0.Store(&s)
+}
+
+// serialWindow is each served workload's serial demand in the window, in
+// workload order.
+func (st *stores) serialWindow() []*pb.SerialDemand {
+	now, then := st.serialStats(), st.serial0.Load()
+	var out []*pb.SerialDemand
+	for wl, r := range st.serial {
+		if r == nil {
+			continue
+		}
+		w := now[wl].Sub(then[wl])
+		out = append(out, &pb.SerialDemand{
+			Workload: workloadNames[wl], Resources: uint32(w.Resources()),
+			BusySeconds: w.Total().Seconds(), MaxBusySeconds: w.Max().Seconds(),
+			SampleEvery: uint32(w.SampleEvery),
+		})
+	}
+	return out
 }
 
 // queueLen is the number of commands waiting in every queue now.

@@ -89,6 +89,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	store := []series{
 		{MetricGRPCHandled, map[string]string{"grpc_service": "locklab.v1.CounterService", "grpc_method": "Increment", "grpc_code": codes.InvalidArgument.String()}, 1, false},
 		{MetricStoreSeconds, map[string]string{"workload": "counter", "op": "increment"}, increments + 1, true},
+		{MetricSerialBusy, map[string]string{"workload": "counter", "resource": "0"}, 0, false},
 	}
 	queue := []series{{MetricQueueHighWater, nil, 1, false}, {MetricQueueDepth, nil, 0, false}}
 	tests := []struct {
@@ -98,7 +99,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}{
 		{"inputQ", append(append(common, store...), queue...), nil},
 		{"mutex", append(common, store...), []string{MetricQueueHighWater, MetricQueueDepth}},
-		{"noop", common, []string{MetricQueueHighWater, MetricQueueDepth}},
+		{"noop", common, []string{MetricQueueHighWater, MetricQueueDepth, MetricSerialBusy}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -42,7 +42,8 @@ type Config struct {
 	// accounts, scenario A, 20,000,000 each).
 	Bank workload.BankConfig
 	// Store holds the design's options (queue size, batch limit, shards);
-	// its zero value gives the defaults.
+	// its zero value gives the defaults. The server always measures the
+	// stores' serial resources (MeasureSerial is set), for GetStats.
 	Store store.Config
 	// SampleEvery measures the store time of one command in SampleEvery,
 	// chosen at random (a power of two; 0 means DefaultSampleEvery, 1 every
@@ -64,6 +65,12 @@ type Config struct {
 	// SnapshotEvery is how many records of a log are replayed at most on
 	// start (0: wal.DefaultSnapshotEvery).
 	SnapshotEvery int
+	// MaxInflight bounds the data calls inside the stores at once, over
+	// every workload (-max-inflight): a call over it is answered
+	// RESOURCE_EXHAUSTED at once and changes nothing. 0 means no bound.
+	// With Store.RejectWhenFull an owner design also refuses when its queue
+	// is full.
+	MaxInflight int
 	// Logger receives the line a log writes when it cuts a torn tail (nil:
 	// log.Default()).
 	Logger *log.Logger
@@ -90,6 +97,9 @@ func New(cfg Config) (*Server, error) {
 	if n := cfg.SampleEvery; n&(n-1) != 0 {
 		return nil, fmt.Errorf("sample every %d: want a power of two", n)
 	}
+	if cfg.MaxInflight < 0 {
+		return nil, fmt.Errorf("max inflight %d: want >= 0 (0: no bound)", cfg.MaxInflight)
+	}
 	services := []grpc.ServiceDesc{
 		pb.CounterService_ServiceDesc, pb.BankService_ServiceDesc, pb.KVService_ServiceDesc,
 		pb.AdminService_ServiceDesc, healthpb.Health_ServiceDesc,
@@ -111,7 +121,13 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.st, err = newStores(mode, cfg.Store, ms, m); err != nil {
+		sc := cfg.Store
+		sc.MeasureSerial = true
+		var in *inflight
+		if cfg.MaxInflight > 0 {
+			in = newInflight(cfg.MaxInflight)
+		}
+		if s.st, err = newStores(mode, sc, ms, m, in); err != nil {
 			return nil, err // newStores closed the logs
 		}
 	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
@@ -126,6 +142,9 @@ func New(cfg Config) (*Server, error) {
 		collected := []prometheus.Collector{gm, m.storeSeconds}
 		if s.st != nil && len(s.st.queues) > 0 {
 			collected = append(collected, queueCollectors(s.st)...)
+		}
+		if s.st != nil {
+			collected = append(collected, serialCollector{s.st})
 		}
 		for _, c := range collected {
 			if err := cfg.Metrics.Register(c); err != nil {

@@ -198,6 +198,7 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 			}
 		}
 		s.st.resetQueueHighWater()
+		s.st.newSerialWindow()
 		s.st.ms.newWindow()
 	}
 	s.m.newWindow()
@@ -231,6 +232,7 @@ func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb
 			out.KvKeys = n.Version
 		}
 		out.QueueHighWater, out.QueueLen = s.st.queueHighWater(), s.st.queueLen()
+		out.Serial = s.st.serialWindow()
 	}
 	if d, ok := s.mode.Design(); ok {
 		out.Design = d.Name

@@ -35,6 +35,8 @@ func codeOf(err error) codes.Code {
 		return codes.Unimplemented
 	case errors.Is(err, store.ErrClosed):
 		return codes.Unavailable
+	case errors.Is(err, store.ErrOverloaded):
+		return codes.ResourceExhausted
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):

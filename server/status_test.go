@@ -41,6 +41,8 @@ func TestToStatus(t *testing.T) {
 		{workload.ErrOverflow, codes.OutOfRange},
 		{workload.ErrCounterOverflow, codes.OutOfRange},
 		{store.ErrClosed, codes.Unavailable},
+		{store.ErrOverloaded, codes.ResourceExhausted},
+		{newInflight(3).err, codes.ResourceExhausted},
 		{context.Canceled, codes.Canceled},
 		{context.DeadlineExceeded, codes.DeadlineExceeded},
 		{fmt.Errorf("bank: transfer 3: %w", workload.ErrInsufficientFunds), codes.FailedPrecondition},

@@ -30,6 +30,7 @@ type combiningEngine struct {
 	commit func() error
 	park   bool
 	batch  []op
+	meter  *serialMeter // the combiner's role, sampled as a lock's holds
 }
 
 // combinePasses bounds how many times one combiner takes the list before it
@@ -37,9 +38,11 @@ type combiningEngine struct {
 // combining for others indefinitely.
 const combinePasses = 4
 
-func newCombiningEngine(mi machineInfo, _ Config) engine {
-	return &combiningEngine{commit: mi.commit, park: mi.commit != nil}
+func newCombiningEngine(mi machineInfo, cfg Config) engine {
+	return &combiningEngine{commit: mi.commit, park: mi.commit != nil, meter: newSerialMeter(1, cfg, true)}
 }
+
+func (e *combiningEngine) serialMeter() *serialMeter { return e.meter }
 
 func (e *combiningEngine) exec(_ context.Context, x op) error {
 	if !e.gate.enter() {
@@ -74,12 +77,23 @@ func (e *combiningEngine) exec(_ context.Context, x op) error {
 // published after it let the lock go.
 func (e *combiningEngine) tryCombine() {
 	for e.head.Load() != nil && e.mu.TryLock() {
+		timed := e.meter.sample()
+		var t0 int64
+		if timed {
+			t0 = e.meter.now()
+		}
 		for range combinePasses {
 			if !e.combineOnce() {
 				break
 			}
 		}
+		if !timed {
+			e.mu.Unlock()
+			continue
+		}
+		d := e.meter.since(t0)
 		e.mu.Unlock()
+		e.meter.held(access{}, d)
 	}
 }
 

@@ -38,6 +38,13 @@
 // file plus one registry row, and all of them are reached through the same
 // code.
 //
+// Every design's store also reports how busy its serial resource was — the
+// lock, a shard's lock, the owner goroutine, the combiner's role — through
+// [SerialReporter], when made with Config.MeasureSerial: the serial demand
+// that bounds throughput whatever the core count. An owner design made with
+// Config.RejectWhenFull refuses a command with [ErrOverloaded] when its
+// queue is full, instead of waiting for room.
+//
 // Results must not alias the machine's state: Apply returns values or fresh
 // copies, because the caller reads them after the design has released the
 // machine (after Unlock, or after the owner has moved on to the next command).

@@ -106,6 +106,10 @@ type facade[C, R any] struct {
 	ex     executor
 	eng    engine
 	pool   sync.Pool // of *call[C, R]
+	// hold samples a locker's holds (nil: not measured, or nothing to
+	// measure); measured is Config.MeasureSerial.
+	hold     *serialMeter
+	measured bool
 }
 
 var _ Store[int, int] = (*facade[int, int])(nil)
@@ -129,9 +133,13 @@ func newFacade[C, R any](d Design, m Machine[C, R], caps Capability, cfg Config)
 		mi.commit = f.commit
 	}
 	f.eng = d.new(mi, cfg)
+	f.measured = cfg.MeasureSerial
 	switch e := f.eng.(type) {
 	case locker:
 		f.lk = e
+		if h, ok := e.(holder); ok {
+			f.hold = newSerialMeter(h.resources(), cfg, true)
+		}
 	case executor:
 		f.ex = e
 		f.pool.New = func() any {
@@ -165,8 +173,16 @@ func (f *facade[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 	}
 	if f.lk != nil {
 		acc := f.access(cmd)
+		// Decided before the lock is taken, so that a hold pays for the
+		// measurement only when it is timed. Readers share the lock: theirs
+		// are no serial holds.
+		timed := !acc.read && f.hold.sample()
 		if err := f.lk.acquire(ctx, acc); err != nil {
 			return zero, err
+		}
+		var t0 int64
+		if timed {
+			t0 = f.hold.now()
 		}
 		r, err := f.apply(cmd)
 		if f.commit != nil {
@@ -174,7 +190,13 @@ func (f *facade[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 				r, err = zero, cerr
 			}
 		}
+		if !timed {
+			f.lk.release(acc)
+			return r, err
+		}
+		d := f.hold.since(t0)
 		f.lk.release(acc)
+		f.hold.held(acc, d) // outside the lock: the hold is over
 		return r, err
 	}
 	c := f.pool.Get().(*call[C, R])
@@ -194,6 +216,33 @@ func (f *facade[C, R]) Close() error { return f.eng.close() }
 
 // Design reports the registry row the store was made from.
 func (f *facade[C, R]) Design() Design { return f.design }
+
+// holder is implemented by lockers with serial resources: how many (one
+// lock, or one per shard, indexed as access's shards).
+type holder interface {
+	resources() int
+}
+
+// serialEngine is implemented by executors that measure their serial
+// resources (nil: not asked to).
+type serialEngine interface {
+	serialMeter() *serialMeter
+}
+
+// SerialStats implements SerialReporter.
+func (f *facade[C, R]) SerialStats() (SerialStats, bool) {
+	if !f.measured {
+		return SerialStats{}, false
+	}
+	m := f.hold
+	if e, ok := f.eng.(serialEngine); ok {
+		m = e.serialMeter()
+	}
+	if m == nil {
+		return SerialStats{}, true // no serial resource (atomic)
+	}
+	return m.stats(), true
+}
 
 // queueEngine is implemented by engines with owner queues.
 type queueEngine interface {

@@ -13,7 +13,7 @@ type inputQEngine struct {
 }
 
 func newInputQEngine(mi machineInfo, cfg Config) engine {
-	e := &inputQEngine{owners: newOwners(1, cfg.QueueSize), commit: mi.commit}
+	e := &inputQEngine{owners: newOwners(1, 0, cfg), commit: mi.commit}
 	e.box = e.boxes[0]
 	go e.run() // stopped by close
 	return e

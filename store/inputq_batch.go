@@ -31,7 +31,11 @@ type inputQBatchEngine struct {
 }
 
 func newInputQBatchEngine(mi machineInfo, cfg Config) engine {
-	e := &inputQBatchEngine{owners: newOwners(1, cfg.QueueSize), commit: mi.commit, batch: make([]op, 0, cfg.BatchLimit)}
+	syncers := 0
+	if mi.commit != nil {
+		syncers = 1 // a serial stage of its own: resource 1
+	}
+	e := &inputQBatchEngine{owners: newOwners(1, syncers, cfg), commit: mi.commit, batch: make([]op, 0, cfg.BatchLimit)}
 	e.box = e.boxes[0]
 	if e.commit != nil {
 		e.free, e.syncs, e.synced = make(chan []op, 2), make(chan []op, 2), make(chan struct{})
@@ -78,6 +82,7 @@ func (e *inputQBatchEngine) run() {
 		}
 		e.flush(batch)
 	}
+	e.box.idle() // a nil in the batch's fill left the period open
 	e.drain(e.box, func(x op) { e.flush(append(e.buffer(), x)) })
 }
 
@@ -87,7 +92,16 @@ func (e *inputQBatchEngine) buffer() []op {
 	if e.free == nil {
 		return e.batch[:0]
 	}
-	return <-e.free
+	select {
+	case b := <-e.free:
+		return b
+	default:
+	}
+	// Waiting for the syncer is the syncer's demand, not the owner's.
+	e.box.idle()
+	b := <-e.free
+	e.box.wake()
+	return b
 }
 
 // flush applies the batch; then, without a syncer, answers it at once,
@@ -108,15 +122,20 @@ func (e *inputQBatchEngine) flush(batch []op) {
 func (e *inputQBatchEngine) syncer() {
 	defer close(e.synced)
 	for batch := range e.syncs {
+		e.meter.begin(syncerResource)
 		if err := e.commit(); err != nil {
 			for _, x := range batch {
 				x.fail(err)
 			}
 		}
 		answer(batch)
+		e.meter.end(syncerResource)
 		e.free <- batch[:0]
 	}
 }
+
+// syncerResource is the syncer's index in the serial stats, after the owner.
+const syncerResource = 1
 
 // answer signals every command of a batch and clears it: each caller may
 // reuse its op at once.

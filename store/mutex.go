@@ -29,6 +29,8 @@ func (e *mutexEngine) acquire(context.Context, access) error {
 
 func (e *mutexEngine) release(access) { e.mu.Unlock() }
 
+func (e *mutexEngine) resources() int { return 1 }
+
 // close waits for the command being applied, if any, and makes every later
 // Do return ErrClosed.
 func (e *mutexEngine) close() error {

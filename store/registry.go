@@ -35,6 +35,17 @@ type Config struct {
 	QueueSize  int // owner designs: queue capacity; 0 means DefaultQueueSize
 	BatchLimit int // inputQ-batch: commands per batch; 0 means DefaultBatchLimit
 	Shards     int // sharded designs: shard count; 0 means DefaultShards
+	// MeasureSerial keeps the serial resources' busy time (SerialStats);
+	// off, SerialStats reports nothing and Do pays nothing for it.
+	MeasureSerial bool
+	// SerialSampleEvery: with MeasureSerial, lock designs and combining time
+	// one hold in this many, chosen at random (a power of two; 1 times
+	// every one); 0 means DefaultSerialSampleEvery.
+	SerialSampleEvery int
+	// RejectWhenFull: owner designs answer ErrOverloaded at once when the
+	// owner's queue is full, instead of waiting for room. Other designs
+	// have no queue and ignore it.
+	RejectWhenFull bool
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -45,6 +56,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("store: batch limit %d < 0", c.BatchLimit)
 	case c.Shards < 0:
 		return c, fmt.Errorf("store: shard count %d < 0", c.Shards)
+	case c.SerialSampleEvery < 0 || c.SerialSampleEvery&(c.SerialSampleEvery-1) != 0:
+		return c, fmt.Errorf("store: serial sample every %d: want 0 or a power of two", c.SerialSampleEvery)
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultQueueSize
@@ -54,6 +67,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Shards == 0 {
 		c.Shards = DefaultShards
+	}
+	if c.SerialSampleEvery == 0 {
+		c.SerialSampleEvery = DefaultSerialSampleEvery
 	}
 	return c, nil
 }

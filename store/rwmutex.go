@@ -40,6 +40,10 @@ func (e *rwMutexEngine) release(a access) {
 	e.mu.Unlock()
 }
 
+// resources is the write lock: readers share it, so theirs are no serial
+// holds.
+func (e *rwMutexEngine) resources() int { return 1 }
+
 func (e *rwMutexEngine) close() error {
 	e.mu.Lock()
 	e.closed = true

@@ -63,6 +63,8 @@ func (e *shardedEngine) release(a access) {
 	e.locks[a.a].Unlock()
 }
 
+func (e *shardedEngine) resources() int { return len(e.locks) }
+
 func (e *shardedEngine) close() error {
 	all := access{a: -1}
 	e.lock(all)

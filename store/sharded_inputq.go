@@ -22,7 +22,7 @@ type shardedInputQEngine struct {
 }
 
 func newShardedInputQEngine(mi machineInfo, cfg Config) engine {
-	e := &shardedInputQEngine{owners: newOwners(cfg.Shards, cfg.QueueSize), commit: mi.commit}
+	e := &shardedInputQEngine{owners: newOwners(cfg.Shards, 0, cfg), commit: mi.commit}
 	for i := range e.boxes {
 		go e.run(i) // stopped by close
 	}

@@ -8,6 +8,11 @@ import (
 // ErrClosed is returned by Do once the store has been closed.
 var ErrClosed = errors.New("store: closed")
 
+// ErrOverloaded is returned by Do of an owner design made with
+// Config.RejectWhenFull when the owner's queue is full: the command was not
+// accepted and will never be applied.
+var ErrOverloaded = errors.New("store: overloaded: the owner's queue is full")
+
 // Machine is a sequential state machine. Apply is never called by two
 // goroutines at once; the designs in this package guarantee that.
 //

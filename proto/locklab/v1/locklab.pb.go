@@ -1065,8 +1065,14 @@ type GetStatsResponse struct {
 	// Scheduling latencies the runtime recorded in the window (the count
 	// behind sched_latency_p50_ns and sched_latency_p99_ns).
 	SchedLatencyCount uint64 `protobuf:"varint,30,opt,name=sched_latency_count,json=schedLatencyCount,proto3" json:"sched_latency_count,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// How busy each workload's store's serial resources were in the window
+	// (the lock, a shard's lock, the owner goroutine, the combiner's role):
+	// one entry per workload the design serves. By the utilization law the
+	// busiest resource's busy time per command is the serial demand that
+	// bounds calls/s whatever the core count.
+	Serial        []*SerialDemand `protobuf:"bytes,31,rep,name=serial,proto3" json:"serial,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1309,6 +1315,98 @@ func (x *GetStatsResponse) GetSchedLatencyCount() uint64 {
 	return 0
 }
 
+func (x *GetStatsResponse) GetSerial() []*SerialDemand {
+	if x != nil {
+		return x.Serial
+	}
+	return nil
+}
+
+// One store's serial resources over a GetStats window.
+type SerialDemand struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Workload string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
+	// How many serial resources the store has: 1 (the lock, the owner, the
+	// combiner's role), the shard count (sharded, sharded-inputQ), 2
+	// (inputQ-batch over a write-ahead log: its owner and its syncer), 0
+	// (atomic: none).
+	Resources uint32 `protobuf:"varint,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	// Busy time summed over the resources, in seconds.
+	BusySeconds float64 `protobuf:"fixed64,3,opt,name=busy_seconds,json=busySeconds,proto3" json:"busy_seconds,omitempty"`
+	// Busy time of the busiest resource, in seconds: the one that binds.
+	MaxBusySeconds float64 `protobuf:"fixed64,4,opt,name=max_busy_seconds,json=maxBusySeconds,proto3" json:"max_busy_seconds,omitempty"`
+	// Lock holds and combining sessions are timed one in this many, chosen
+	// at random, and counted this many times; 1: every one (owner designs).
+	SampleEvery   uint32 `protobuf:"varint,5,opt,name=sample_every,json=sampleEvery,proto3" json:"sample_every,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SerialDemand) Reset() {
+	*x = SerialDemand{}
+	mi := &file_locklab_v1_locklab_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SerialDemand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SerialDemand) ProtoMessage() {}
+
+func (x *SerialDemand) ProtoReflect() protoreflect.Message {
+	mi := &file_locklab_v1_locklab_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SerialDemand.ProtoReflect.Descriptor instead.
+func (*SerialDemand) Descriptor() ([]byte, []int) {
+	return file_locklab_v1_locklab_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SerialDemand) GetWorkload() string {
+	if x != nil {
+		return x.Workload
+	}
+	return ""
+}
+
+func (x *SerialDemand) GetResources() uint32 {
+	if x != nil {
+		return x.Resources
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetBusySeconds() float64 {
+	if x != nil {
+		return x.BusySeconds
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetMaxBusySeconds() float64 {
+	if x != nil {
+		return x.MaxBusySeconds
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetSampleEvery() uint32 {
+	if x != nil {
+		return x.SampleEvery
+	}
+	return 0
+}
+
 // Time spent inside store.Do for one workload's command kind, in nanoseconds.
 // count is the number of commands measured (see latency_sample_every).
 type StoreLatency struct {
@@ -1327,7 +1425,7 @@ type StoreLatency struct {
 
 func (x *StoreLatency) Reset() {
 	*x = StoreLatency{}
-	mi := &file_locklab_v1_locklab_proto_msgTypes[20]
+	mi := &file_locklab_v1_locklab_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1437,7 @@ func (x *StoreLatency) String() string {
 func (*StoreLatency) ProtoMessage() {}
 
 func (x *StoreLatency) ProtoReflect() protoreflect.Message {
-	mi := &file_locklab_v1_locklab_proto_msgTypes[20]
+	mi := &file_locklab_v1_locklab_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1450,7 @@ func (x *StoreLatency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreLatency.ProtoReflect.Descriptor instead.
 func (*StoreLatency) Descriptor() ([]byte, []int) {
-	return file_locklab_v1_locklab_proto_rawDescGZIP(), []int{20}
+	return file_locklab_v1_locklab_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StoreLatency) GetWorkload() string {
@@ -1473,7 +1571,7 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\n" +
 	"CodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xc9\t\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xfb\t\n" +
 	"\x10GetStatsResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12#\n" +
 	"\rtotal_balance\x18\x02 \x01(\x03R\ftotalBalance\x12#\n" +
@@ -1513,10 +1611,17 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\vwal_records\x18\x1c \x01(\x04R\n" +
 	"walRecords\x12\x17\n" +
 	"\awork_ns\x18\x1d \x01(\x03R\x06workNs\x12.\n" +
-	"\x13sched_latency_count\x18\x1e \x01(\x04R\x11schedLatencyCount\x1aR\n" +
+	"\x13sched_latency_count\x18\x1e \x01(\x04R\x11schedLatencyCount\x120\n" +
+	"\x06serial\x18\x1f \x03(\v2\x18.locklab.v1.SerialDemandR\x06serial\x1aR\n" +
 	"\x0eRpcCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
-	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xc5\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xb8\x01\n" +
+	"\fSerialDemand\x12\x1a\n" +
+	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x1c\n" +
+	"\tresources\x18\x02 \x01(\rR\tresources\x12!\n" +
+	"\fbusy_seconds\x18\x03 \x01(\x01R\vbusySeconds\x12(\n" +
+	"\x10max_busy_seconds\x18\x04 \x01(\x01R\x0emaxBusySeconds\x12!\n" +
+	"\fsample_every\x18\x05 \x01(\rR\vsampleEvery\"\xc5\x01\n" +
 	"\fStoreLatency\x12\x1a\n" +
 	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x14\n" +
@@ -1563,7 +1668,7 @@ func file_locklab_v1_locklab_proto_rawDescGZIP() []byte {
 }
 
 var file_locklab_v1_locklab_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_locklab_v1_locklab_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_locklab_v1_locklab_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_locklab_v1_locklab_proto_goTypes = []any{
 	(Scenario)(0),                 // 0: locklab.v1.Scenario
 	(*IncrementRequest)(nil),      // 1: locklab.v1.IncrementRequest
@@ -1586,40 +1691,42 @@ var file_locklab_v1_locklab_proto_goTypes = []any{
 	(*GetStatsRequest)(nil),       // 18: locklab.v1.GetStatsRequest
 	(*RpcCount)(nil),              // 19: locklab.v1.RpcCount
 	(*GetStatsResponse)(nil),      // 20: locklab.v1.GetStatsResponse
-	(*StoreLatency)(nil),          // 21: locklab.v1.StoreLatency
-	nil,                           // 22: locklab.v1.RpcCount.CodesEntry
-	nil,                           // 23: locklab.v1.GetStatsResponse.RpcCountsEntry
+	(*SerialDemand)(nil),          // 21: locklab.v1.SerialDemand
+	(*StoreLatency)(nil),          // 22: locklab.v1.StoreLatency
+	nil,                           // 23: locklab.v1.RpcCount.CodesEntry
+	nil,                           // 24: locklab.v1.GetStatsResponse.RpcCountsEntry
 }
 var file_locklab_v1_locklab_proto_depIdxs = []int32{
 	10, // 0: locklab.v1.GetHistoryResponse.transfers:type_name -> locklab.v1.Transfer
 	0,  // 1: locklab.v1.ResetRequest.scenario:type_name -> locklab.v1.Scenario
-	22, // 2: locklab.v1.RpcCount.codes:type_name -> locklab.v1.RpcCount.CodesEntry
-	23, // 3: locklab.v1.GetStatsResponse.rpc_counts:type_name -> locklab.v1.GetStatsResponse.RpcCountsEntry
-	21, // 4: locklab.v1.GetStatsResponse.store_latency:type_name -> locklab.v1.StoreLatency
-	19, // 5: locklab.v1.GetStatsResponse.RpcCountsEntry.value:type_name -> locklab.v1.RpcCount
-	1,  // 6: locklab.v1.CounterService.Increment:input_type -> locklab.v1.IncrementRequest
-	3,  // 7: locklab.v1.CounterService.GetValue:input_type -> locklab.v1.GetValueRequest
-	5,  // 8: locklab.v1.BankService.TransferMoney:input_type -> locklab.v1.TransferMoneyRequest
-	7,  // 9: locklab.v1.BankService.GetBalance:input_type -> locklab.v1.GetBalanceRequest
-	9,  // 10: locklab.v1.BankService.GetHistory:input_type -> locklab.v1.GetHistoryRequest
-	12, // 11: locklab.v1.KVService.Put:input_type -> locklab.v1.PutRequest
-	14, // 12: locklab.v1.KVService.Get:input_type -> locklab.v1.GetRequest
-	16, // 13: locklab.v1.AdminService.Reset:input_type -> locklab.v1.ResetRequest
-	18, // 14: locklab.v1.AdminService.GetStats:input_type -> locklab.v1.GetStatsRequest
-	2,  // 15: locklab.v1.CounterService.Increment:output_type -> locklab.v1.IncrementResponse
-	4,  // 16: locklab.v1.CounterService.GetValue:output_type -> locklab.v1.GetValueResponse
-	6,  // 17: locklab.v1.BankService.TransferMoney:output_type -> locklab.v1.TransferMoneyResponse
-	8,  // 18: locklab.v1.BankService.GetBalance:output_type -> locklab.v1.GetBalanceResponse
-	11, // 19: locklab.v1.BankService.GetHistory:output_type -> locklab.v1.GetHistoryResponse
-	13, // 20: locklab.v1.KVService.Put:output_type -> locklab.v1.PutResponse
-	15, // 21: locklab.v1.KVService.Get:output_type -> locklab.v1.GetResponse
-	17, // 22: locklab.v1.AdminService.Reset:output_type -> locklab.v1.ResetResponse
-	20, // 23: locklab.v1.AdminService.GetStats:output_type -> locklab.v1.GetStatsResponse
-	15, // [15:24] is the sub-list for method output_type
-	6,  // [6:15] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	23, // 2: locklab.v1.RpcCount.codes:type_name -> locklab.v1.RpcCount.CodesEntry
+	24, // 3: locklab.v1.GetStatsResponse.rpc_counts:type_name -> locklab.v1.GetStatsResponse.RpcCountsEntry
+	22, // 4: locklab.v1.GetStatsResponse.store_latency:type_name -> locklab.v1.StoreLatency
+	21, // 5: locklab.v1.GetStatsResponse.serial:type_name -> locklab.v1.SerialDemand
+	19, // 6: locklab.v1.GetStatsResponse.RpcCountsEntry.value:type_name -> locklab.v1.RpcCount
+	1,  // 7: locklab.v1.CounterService.Increment:input_type -> locklab.v1.IncrementRequest
+	3,  // 8: locklab.v1.CounterService.GetValue:input_type -> locklab.v1.GetValueRequest
+	5,  // 9: locklab.v1.BankService.TransferMoney:input_type -> locklab.v1.TransferMoneyRequest
+	7,  // 10: locklab.v1.BankService.GetBalance:input_type -> locklab.v1.GetBalanceRequest
+	9,  // 11: locklab.v1.BankService.GetHistory:input_type -> locklab.v1.GetHistoryRequest
+	12, // 12: locklab.v1.KVService.Put:input_type -> locklab.v1.PutRequest
+	14, // 13: locklab.v1.KVService.Get:input_type -> locklab.v1.GetRequest
+	16, // 14: locklab.v1.AdminService.Reset:input_type -> locklab.v1.ResetRequest
+	18, // 15: locklab.v1.AdminService.GetStats:input_type -> locklab.v1.GetStatsRequest
+	2,  // 16: locklab.v1.CounterService.Increment:output_type -> locklab.v1.IncrementResponse
+	4,  // 17: locklab.v1.CounterService.GetValue:output_type -> locklab.v1.GetValueResponse
+	6,  // 18: locklab.v1.BankService.TransferMoney:output_type -> locklab.v1.TransferMoneyResponse
+	8,  // 19: locklab.v1.BankService.GetBalance:output_type -> locklab.v1.GetBalanceResponse
+	11, // 20: locklab.v1.BankService.GetHistory:output_type -> locklab.v1.GetHistoryResponse
+	13, // 21: locklab.v1.KVService.Put:output_type -> locklab.v1.PutResponse
+	15, // 22: locklab.v1.KVService.Get:output_type -> locklab.v1.GetResponse
+	17, // 23: locklab.v1.AdminService.Reset:output_type -> locklab.v1.ResetResponse
+	20, // 24: locklab.v1.AdminService.GetStats:output_type -> locklab.v1.GetStatsResponse
+	16, // [16:25] is the sub-list for method output_type
+	7,  // [7:16] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_locklab_v1_locklab_proto_init() }
@@ -1633,7 +1740,7 @@ func file_locklab_v1_locklab_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_locklab_v1_locklab_proto_rawDesc), len(file_locklab_v1_locklab_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

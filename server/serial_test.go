@@ -1,0 +1,92 @@
+package server
+
+import (
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/store"
+)
+
+func serialByWorkload(s *pb.GetStatsResponse) map[string]*pb.SerialDemand {
+	out := map[string]*pb.SerialDemand{}
+	for _, d := range s.GetSerial() {
+		out[d.GetWorkload()] = d
+	}
+	return out
+}
+
+// TestStatsSerialDemand drives a known serial work (-work on every
+// increment, one caller) and reads it back from GetStats and /metrics: the
+// counter's busiest serial resource was busy at least that long, the other
+// workloads' stores were idle, and Reset starts a new window. The store's
+// own tests bound the measurement from both sides, with controls; here the
+// upper bound only catches a wrong unit or a window that does not start
+// over, since -work's spin runs long, not short, on a loaded machine.
+func TestStatsSerialDemand(t *testing.T) {
+	const n, work = 40, 250 * time.Microsecond
+	want := (n * work).Seconds()
+	for _, mode := range storeModes {
+		t.Run(mode, func(t *testing.T) {
+			reg := NewMetricsRegistry()
+			ts := startServer(t, Config{Mode: mode, Work: work, Metrics: reg, Store: store.Config{SerialSampleEvery: 1}})
+			web := httptest.NewServer(MetricsHandler(reg))
+			t.Cleanup(web.Close)
+			ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0) // the window starts after the resets' own work
+			before := scrape(t, web.URL+"/metrics")
+			for range n {
+				_, err := ts.counter.Increment(t.Context(), &pb.IncrementRequest{Delta: 1})
+				require.NoError(t, err)
+			}
+			s := ts.stats(t)
+			serial := serialByWorkload(s)
+			require.Len(t, serial, len(Workloads()), "one entry per served workload: %v", s.GetSerial())
+			c := serial["counter"]
+			assert.GreaterOrEqual(t, c.GetMaxBusySeconds(), 0.9*want, "%v", c)
+			assert.LessOrEqual(t, c.GetMaxBusySeconds(), 3*want, "%v", c)
+			assert.LessOrEqual(t, c.GetMaxBusySeconds(), c.GetBusySeconds())
+			assert.Positive(t, c.GetResources())
+			assert.Equal(t, uint32(1), c.GetSampleEvery())
+			for _, wl := range []string{"bank", "kv"} {
+				assert.Less(t, serial[wl].GetBusySeconds(), want/4, "%s: only GetStats' reads", wl)
+			}
+
+			after := scrape(t, web.URL+"/metrics")
+			var moved float64
+			for i := range int(c.GetResources()) {
+				l := map[string]string{"workload": "counter", "resource": strconv.Itoa(i)}
+				v0, _ := sample(before, MetricSerialBusy, l)
+				v1, ok := sample(after, MetricSerialBusy, l)
+				require.True(t, ok, "series %s%v", MetricSerialBusy, l)
+				moved += v1 - v0
+			}
+			assert.GreaterOrEqual(t, moved, 0.9*want, "/metrics counts what GetStats does")
+
+			ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0)
+			c2 := serialByWorkload(ts.stats(t))["counter"]
+			assert.Less(t, c2.GetBusySeconds(), want/4, "a new window: %v", c2)
+		})
+	}
+}
+
+// TestStatsSerialDemandAtomic: atomic has no serial resource, and serves
+// only the counter.
+func TestStatsSerialDemandAtomic(t *testing.T) {
+	ts := startServer(t, Config{Mode: "atomic"})
+	_, err := ts.counter.Increment(t.Context(), &pb.IncrementRequest{Delta: 1})
+	require.NoError(t, err)
+	serial := serialByWorkload(ts.stats(t))
+	require.Len(t, serial, 1)
+	assert.Zero(t, serial["counter"].GetResources())
+	assert.Zero(t, serial["counter"].GetBusySeconds())
+}
+
+func TestStatsSerialDemandNoop(t *testing.T) {
+	ts := startServer(t, Config{Mode: "noop"})
+	assert.Empty(t, ts.stats(t).GetSerial())
+}
