@@ -81,7 +81,9 @@ func ledgerShards(c ledgerCmd, n int) (int, int) {
 	return min(a, b), max(a, b)
 }
 
-func newLedger() store.Machine[ledgerCmd, int64] { return &ledger{bal: [ledgerAccounts]int64{10, 10, 10, 10}} }
+func newLedger() store.Machine[ledgerCmd, int64] {
+	return &ledger{bal: [ledgerAccounts]int64{10, 10, 10, 10}}
+}
 
 var ledgerOpts = []Option{ReadOnly(ledgerReads), Shards(ledgerShards), Calls(4, 40)}
 
@@ -98,7 +100,7 @@ func (h *hits) Apply(add int64) (int64, error)       { return h.n.Add(add), nil 
 func (h *hits) ApplyAtomic(add int64) (int64, error) { return h.n.Add(add), nil }
 
 func newHits() store.Machine[int64, int64] { return &hits{} }
-func hitsGen(r *rand.Rand) int64          { return r.Int64N(3) }
+func hitsGen(r *rand.Rand) int64           { return r.Int64N(3) }
 func cloneHits(m store.Machine[int64, int64]) store.Machine[int64, int64] {
 	c := &hits{}
 	c.n.Store(m.(*hits).n.Load())
@@ -196,13 +198,13 @@ func (m *rmw) Apply(add int64) (int64, error) {
 }
 
 func newRMW() store.Machine[int64, int64] { return &rmw{} }
-func rmwGen(r *rand.Rand) int64          { return 1 + r.Int64N(3) }
+func rmwGen(r *rand.Rand) int64           { return 1 + r.Int64N(3) }
 
 // unsynchronised calls Apply from every caller at once.
 type unsynchronised struct{ m store.Machine[int64, int64] }
 
 func (u unsynchronised) Do(_ context.Context, c int64) (int64, error) { return u.m.Apply(c) }
-func (u unsynchronised) Close() error                               { return nil }
+func (u unsynchronised) Close() error                                 { return nil }
 
 // behind answers each command from a shadow machine and applies it to the
 // real one during the next call (or Close): answers before applying. With
@@ -265,10 +267,10 @@ func (b *behind) Close() error {
 // mutexAround wraps the mutex design; its hooks break one promise each.
 type mutexAround struct {
 	store.Store[int64, int64]
-	ignoreCtx  bool // Do applies even when ctx has ended
-	noopClose  bool // Close does nothing
-	asyncClose bool // Close returns at once, closing in the background
-	lateApply  bool // Do applies, then notices Close
+	ignoreCtx  bool          // Do applies even when ctx has ended
+	noopClose  bool          // Close does nothing
+	asyncClose bool          // Close returns at once, closing in the background
+	lateApply  bool          // Do applies, then notices Close
 	leak       chan struct{} // non-nil: a goroutine waits on it, Close does not stop it
 	closed     atomic.Bool
 }
