@@ -13,16 +13,18 @@ import (
 	"github.com/locklab/locklab/store"
 )
 
-// contractCheck is one promise of store.Store, checked on a fresh store.
-type contractCheck[C, R any] struct {
+// oneCheck is one thing Check checks of a design, on fresh stores.
+type oneCheck[C, R any] struct {
 	name  string
 	check func(k *kit[C, R], s subject[C, R], seed uint64) error
 }
 
-// contractChecks is the one list of the contract's checks; Check runs each
-// as a subtest of every design.
-func contractChecks[C, R any]() []contractCheck[C, R] {
-	return []contractCheck[C, R]{
+// checks is the one list of the checks; Check runs each as a subtest of
+// every design, Verify one after another.
+func checks[C, R any]() []oneCheck[C, R] {
+	return []oneCheck[C, R]{
+		{"linearizable", (*kit[C, R]).checkLinearizable},
+		{"race", (*kit[C, R]).checkRace},
 		{"ended context is refused", checkEndedContext[C, R]},
 		{"Do after Close is refused", checkClosed[C, R]},
 		{"Close waits for Apply", checkCloseWaits[C, R]},

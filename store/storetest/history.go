@@ -269,7 +269,7 @@ func (k *kit[C, R]) explain(h *history[C, R], c call[C, R]) string {
 		}
 		switch {
 		case a.begin > c.end:
-			return fmt.Sprintf("the answer came before the command was applied (ticks %d..%d): an earlier or later call may be ordered against real time", a.begin, a.end)
+			return fmt.Sprintf("the answer came before the command was applied, after its call returned (ticks %d..%d): calls may take effect against real time", a.begin, a.end)
 		case a.end > c.end:
 			return fmt.Sprintf("the call returned while its Apply (ticks %d..%d) was still running", a.begin, a.end)
 		case a.begin < c.start:

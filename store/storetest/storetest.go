@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -36,31 +37,13 @@ import (
 // the part of the history that shows it.
 func Check[C, R any](t *testing.T, newMachine func() store.Machine[C, R], gen func(*rand.Rand) C, opts ...Option) {
 	t.Helper()
-	k, err := newKit(newMachine, gen, opts)
+	k, subjects, seed, err := prepare(newMachine, gen, opts)
 	if err != nil {
 		t.Fatal(err)
-	}
-	subjects, err := k.subjects(k.o.variants)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed := k.o.seed
-	if !k.o.seedSet {
-		seed = rand.Uint64()
 	}
 	for _, s := range subjects {
 		t.Run(s.name, func(t *testing.T) {
-			t.Run("linearizable", func(t *testing.T) {
-				if err := k.checkLinearizable(s, seed); err != nil {
-					t.Error(err)
-				}
-			})
-			t.Run("race", func(t *testing.T) {
-				if err := k.checkRace(s, seed); err != nil {
-					t.Error(err)
-				}
-			})
-			for _, c := range contractChecks[C, R]() {
+			for _, c := range checks[C, R]() {
 				t.Run(c.name, func(t *testing.T) {
 					if err := c.check(k, s, seed); err != nil {
 						t.Errorf("design %s, Seed(%d): %v", s.name, seed, err)
@@ -69,6 +52,41 @@ func Check[C, R any](t *testing.T, newMachine func() store.Machine[C, R], gen fu
 			}
 		})
 	}
+}
+
+// Verify runs Check's checks outside a test, one after another, and returns
+// every failure, each naming its design and check: for a program, a fuzz
+// target or an example, where there is no *testing.T.
+func Verify[C, R any](newMachine func() store.Machine[C, R], gen func(*rand.Rand) C, opts ...Option) error {
+	k, subjects, seed, err := prepare(newMachine, gen, opts)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, s := range subjects {
+		for _, c := range checks[C, R]() {
+			if err := c.check(k, s, seed); err != nil {
+				errs = append(errs, fmt.Errorf("%s/%s, Seed(%d): %w", s.name, c.name, seed, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func prepare[C, R any](newMachine func() store.Machine[C, R], gen func(*rand.Rand) C, opts []Option) (*kit[C, R], []subject[C, R], uint64, error) {
+	k, err := newKit(newMachine, gen, opts)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	subjects, err := k.subjects(k.o.variants)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	seed := k.o.seed
+	if !k.o.seedSet {
+		seed = rand.Uint64()
+	}
+	return k, subjects, seed, nil
 }
 
 func (k *kit[C, R]) checkLinearizable(s subject[C, R], seed uint64) error {
