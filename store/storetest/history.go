@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-
 	"github.com/locklab/locklab/store"
 )
 
@@ -126,7 +124,7 @@ func closeWithin[C, R any](st store.Store[C, R], limit time.Duration) error {
 }
 
 // verify checks a history: no forbidden overlap, a replay of the applies on
-// a fresh machine gives what they gave, and every answer came from an Apply
+// a fresh machine, in an order that fits when they ran, gives what they gave, and every answer came from an Apply
 // of that command made during its call. Together: the calls took effect one
 // at a time, each between its start and its end — linearizable.
 func (k *kit[C, R]) verify(h *history[C, R]) error {
@@ -137,14 +135,7 @@ func (k *kit[C, R]) verify(h *history[C, R]) error {
 	if len(h.late) > 0 {
 		errs = append(errs, fmt.Errorf("Apply after Close returned (%d times); first: %s", len(h.late), h.late[0]))
 	}
-	atomicApplies := slices.ContainsFunc(h.applies, func(a applied[C, R]) bool { return a.atomicApply })
-	if atomicApplies {
-		// ApplyAtomic calls overlap by contract: the order they ran in is
-		// not on the record, so it is searched for.
-		if err := k.search(h); err != nil {
-			errs = append(errs, err)
-		}
-	} else if err := k.replay(h); err != nil {
+	if err := k.replay(h); err != nil {
 		errs = append(errs, err)
 	}
 	if err := k.match(h); err != nil {
@@ -156,67 +147,125 @@ func (k *kit[C, R]) verify(h *history[C, R]) error {
 	return fmt.Errorf("design %s, Seed(%d):\n%w", h.design, h.seed, errors.Join(errs...))
 }
 
-// replay applies the recorded applies in the order they began to a fresh
-// machine: each must give what it gave under the design. A difference means
-// two conflicting commands did overlap, or the machine's declarations
-// (ReadOnly, ShardsOf) let commands run together that do not commute, or the
-// machine is not deterministic.
+// replay looks for an order of the recorded applies, each taking effect
+// while it ran (so one that ended before another began comes first), in
+// which a fresh machine gives every apply what it gave under the design.
+// Applies that did not overlap have one order; those that did (reads,
+// disjoint shards, ApplyAtomic) are tried in each order that fits, depth
+// first. No such order means two conflicting commands did overlap, or the
+// machine's declarations (ReadOnly, ShardsOf, ApplyAtomic) let commands
+// run together that are not safe together, or the machine is not
+// deterministic.
 func (k *kit[C, R]) replay(h *history[C, R]) error {
-	m := k.machine()
-	if h.shards > 0 {
-		if s, ok := m.(store.Sharded[C]); ok {
+	aps := h.applies
+	n := len(aps)
+	fresh := func() store.Machine[C, R] {
+		m := k.machine()
+		if s, ok := m.(store.Sharded[C]); ok && h.shards > 0 {
 			s.SetShards(h.shards)
 		}
+		return m
 	}
-	for i, a := range h.applies {
-		r, err := m.Apply(a.cmd)
-		if k.equal(r, a.r) && sameMessage(err, a.err) {
-			continue
+	// A search that rebuilds the machine by replay at every step costs
+	// about n² applies; a history that needs more is hopeless.
+	budget := 2*n*n + 100_000
+	order := make([]int, 0, n)
+	placed := make([]bool, n)
+	m := fresh()
+	type miss struct {
+		depth, apply int
+		r            R
+		err          error
+		order        []int
+	}
+	worst := miss{depth: -1} // the deepest point the search reached, for the report
+	restore := func(saved store.Machine[C, R]) {
+		if saved != nil {
+			m = k.clone(saved)
+			return
 		}
-		return fmt.Errorf("replayed in the order they ran, Apply #%d gives %s, but gave %s under the design\n%s",
-			i, answer(r, err), answer(a.r, a.err), k.describeApplies(h, i))
-	}
-	return nil
-}
-
-// search asks porcupine for an order of the calls, each taking effect
-// between its start and end, that a sequential machine explains: the
-// machine is the model, copied with Clone at every step.
-func (k *kit[C, R]) search(h *history[C, R]) error {
-	if k.clone == nil {
-		return fmt.Errorf("the design applies with ApplyAtomic, whose calls may overlap: checking their order needs storetest.Clone")
-	}
-	type out struct {
-		r   R
-		err error
-	}
-	var ops []porcupine.Operation
-	for _, c := range h.calls {
-		if answered(c.err) {
-			ops = append(ops, porcupine.Operation{ClientId: c.client, Input: c.cmd, Call: c.start, Output: out{c.r, c.err}, Return: c.end})
+		m = fresh()
+		for _, i := range order {
+			m.Apply(aps[i].cmd)
 		}
+		budget -= len(order)
 	}
-	model := porcupine.Model{
-		Init: func() any { return k.machine() },
-		Step: func(state, input, output any) (bool, any) {
-			m := k.clone(state.(store.Machine[C, R]))
-			r, err := m.Apply(input.(C))
-			o := output.(out)
-			return k.equal(r, o.r) && sameMessage(err, o.err), m
-		},
-		DescribeOperation: func(input, output any) string {
-			o := output.(out)
-			return fmt.Sprintf("%+v -> %s", input, answer(o.r, o.err))
-		},
+	var search func(first int) bool
+	search = func(first int) bool {
+		for first < n && placed[first] {
+			first++
+		}
+		if first == n {
+			return true
+		}
+		// Candidates to go next: unplaced applies that began before every
+		// unplaced one ended.
+		minEnd := aps[first].end
+		var cands []int
+		for j := first; j < n && aps[j].begin < minEnd; j++ {
+			if !placed[j] {
+				cands = append(cands, j)
+				minEnd = min(minEnd, aps[j].end)
+			}
+		}
+		cands = slices.DeleteFunc(cands, func(j int) bool { return aps[j].begin > minEnd })
+		// Earliest end first: of two applies alike, the one that ended
+		// first may go first in any order the other could (an exchange
+		// argument), so only it is tried below.
+		slices.SortFunc(cands, func(a, b int) int { return cmp.Compare(aps[a].end, aps[b].end) })
+		var saved store.Machine[C, R]
+		if len(cands) > 1 && k.clone != nil {
+			saved = k.clone(m)
+		}
+		for ci, j := range cands {
+			if budget <= 0 {
+				return false
+			}
+			// An apply just like one already tried here (same command, same
+			// answer) leads to the same states: the search would only
+			// repeat itself.
+			if slices.ContainsFunc(cands[:ci], func(i int) bool {
+				return reflect.DeepEqual(aps[i].cmd, aps[j].cmd) && k.equal(aps[i].r, aps[j].r) && sameMessage(aps[i].err, aps[j].err)
+			}) {
+				continue
+			}
+			if ci > 0 {
+				restore(saved)
+			}
+			r, err := m.Apply(aps[j].cmd)
+			budget--
+			if !k.equal(r, aps[j].r) || !sameMessage(err, aps[j].err) {
+				if len(order) > worst.depth {
+					worst = miss{len(order), j, r, err, slices.Clone(order)}
+				}
+				continue
+			}
+			placed[j] = true
+			order = append(order, j)
+			if search(first) {
+				return true
+			}
+			placed[j] = false
+			order = order[:len(order)-1]
+		}
+		return false
 	}
-	switch porcupine.CheckOperationsTimeout(model, ops, time.Minute) {
-	case porcupine.Ok:
+	if search(0) {
 		return nil
-	case porcupine.Unknown:
-		return fmt.Errorf("the search for an order of %d calls timed out: use fewer Calls", len(ops))
 	}
-	return fmt.Errorf("no order of the %d calls, each taking effect between its start and end, explains every answer\n%s",
-		len(ops), k.describeCalls(h.calls, len(h.calls)))
+	if budget <= 0 {
+		return fmt.Errorf("no order of the %d applies was found within the search's budget: use fewer Calls, or give Clone", n)
+	}
+	a := aps[worst.apply]
+	shown := worst.order[max(0, len(worst.order)-describeLimit+1):]
+	var b strings.Builder
+	fmt.Fprintf(&b, "the furthest order found (replay it on a fresh machine to reproduce; %d applies before these):\n", len(worst.order)-len(shown))
+	for _, i := range shown {
+		fmt.Fprintf(&b, "  %+v -> %s (ticks %d..%d)\n", aps[i].cmd, answer(aps[i].r, aps[i].err), aps[i].begin, aps[i].end)
+	}
+	fmt.Fprintf(&b, "  %+v -> %s under the design (ticks %d..%d)\n", a.cmd, answer(a.r, a.err), a.begin, a.end)
+	return fmt.Errorf("no order of the applies, each taking effect while it ran, gives what they gave: replayed after %d others, %+v gives %s, but gave %s under the design\n%s",
+		worst.depth, a.cmd, answer(worst.r, worst.err), answer(a.r, a.err), b.String())
 }
 
 // match pairs every answered call with an Apply of its command that began
@@ -316,19 +365,6 @@ func (k *kit[C, R]) describeAround(h *history[C, R], c call[C, R]) string {
 		return b.String()
 	}
 	return k.describeApplies(h, min(last, len(h.applies))-1)
-}
-
-// describeCalls prints the first n calls in order of their start, at most
-// describeLimit.
-func (k *kit[C, R]) describeCalls(calls []call[C, R], n int) string {
-	cs := slices.Clone(calls)
-	slices.SortFunc(cs, func(a, b call[C, R]) int { return cmp.Compare(a.start, b.start) })
-	var b strings.Builder
-	fmt.Fprintf(&b, "the first calls by start (client: command -> answer [ticks]):\n")
-	for _, c := range cs[:min(n, describeLimit)] {
-		fmt.Fprintf(&b, "  %d: %+v -> %s [%d..%d]\n", c.client, c.cmd, answer(c.r, c.err), c.start, c.end)
-	}
-	return b.String()
 }
 
 // answered: the call got the machine's answer, not a refusal by the store
