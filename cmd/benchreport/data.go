@@ -21,7 +21,8 @@ import (
 const benchName = "Store"
 
 // The sub-benchmark keys of BenchmarkStore's names,
-// Store/design=D/op=O/par=P/work=W.
+// Store/op=O/work=W/design=D/par=P; read in any order, so that names
+// written before the benchmark went through storetest read too.
 const (
 	keyDesign = "design"
 	keyOp     = "op"
@@ -148,7 +149,7 @@ func parse(r io.Reader, fileName string) (*Data, error) {
 }
 
 // errName reports a BenchmarkStore name that lacks a key or has a bad value.
-var errName = errors.New("not a Store/design=D/op=O/par=P/work=W name")
+var errName = errors.New("not a Store/op=O/work=W/design=D/par=P name")
 
 // rowOf reads a benchmark name; ok is false for other benchmarks.
 func rowOf(name benchfmt.Name) (k row, ok bool, err error) {

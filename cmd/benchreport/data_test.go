@@ -22,6 +22,8 @@ func TestRowOf(t *testing.T) {
 	}{
 		{"full name", "Store/design=sharded-inputQ/op=TransferMoney/par=64/work=10µs-2",
 			row{Design: "sharded-inputQ", Op: "TransferMoney", Par: 64, Work: 10 * time.Microsecond, CPU: 2}, true, ""},
+		{"storetest's order", "Store/op=TransferMoney/work=10µs/design=sharded-inputQ/par=64-2",
+			row{Design: "sharded-inputQ", Op: "TransferMoney", Par: 64, Work: 10 * time.Microsecond, CPU: 2}, true, ""},
 		{"no suffix is GOMAXPROCS 1", "Store/design=mutex/op=Increment/par=1/work=0s",
 			row{Design: "mutex", Op: "Increment", Par: 1, Work: 0, CPU: 1}, true, ""},
 		{"another benchmark", "MeasuredStore/mode=inputQ-2", row{}, false, ""},
@@ -29,7 +31,7 @@ func TestRowOf(t *testing.T) {
 		{"bad par", "Store/design=mutex/op=Increment/par=many/work=0s", row{}, false, "invalid syntax"},
 		{"bad work", "Store/design=mutex/op=Increment/par=1/work=long", row{}, false, "invalid duration"},
 		{"unknown key", "Store/design=mutex/op=Increment/par=1/work=0s/skew=1", row{}, false, `unknown key "skew"`},
-		{"positional part", "Store/mutex/op=Increment/par=1/work=0s", row{}, false, "not a Store/design="},
+		{"positional part", "Store/mutex/op=Increment/par=1/work=0s", row{}, false, "not a Store/op=O/work=W/design=D/par=P name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

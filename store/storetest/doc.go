@@ -1,0 +1,40 @@
+// Package storetest checks and benchmarks a state machine under every
+// design of package store, the way testing/fstest checks a file system: one
+// call against the whole contract.
+//
+// A user of store writes a plain sequential [store.Machine] and wants two
+// answers: is it safe under every design, and which design is fastest for
+// its commands at its parallelism? [Check] answers the first and
+// [Benchmark] the second:
+//
+//	func TestMachine(t *testing.T) {
+//		storetest.Check(t, newMachine, gen)
+//	}
+//
+//	func BenchmarkMachine(b *testing.B) {
+//		storetest.Benchmark(b, newMachine, gen)
+//	}
+//
+// where newMachine returns a fresh machine and gen draws a random command.
+// `go test -bench Machine -count 10 | benchstat -col /design -` then
+// compares the designs on the user's own machine.
+//
+// Check needs no model of the machine: the machine is its own
+// specification. It gives each design a recording machine that notes, on
+// one logical clock shared with the callers, when every Apply began and
+// ended and what it returned. From that record it checks that Apply calls
+// never overlapped where the machine forbids it (it may declare reads with
+// [store.ReadOnly] or shards with [store.Sharded]); that replaying the
+// applies in the order they ran on a fresh machine gives the same answers;
+// and that every caller's answer is exactly what one Apply of its command,
+// made during its call, returned. Together these make the history
+// linearizable. The atomic design's Apply calls overlap by contract, so for
+// it the order is searched for instead (with porcupine), which needs a copy
+// of the machine: the [Clone] option. See docs/storetest.md for what this
+// proves and what it cannot.
+//
+// Options add what the machine's methods do not say ([ReadOnly], [Shards],
+// [Clone], [Equal]), choose designs ([Designs]) or add a design of one's own
+// beside the registry's ([Store]), and size the run ([Calls], [Seed],
+// [Pars], [BenchCommands]).
+package storetest
