@@ -69,7 +69,7 @@ func setup(ctx context.Context, cfg Config, d *Definitions, c clients) (*plan, e
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if cfg.Reset {
-		sc := pb.Scenario(pb.Scenario_value["SCENARIO_"+cfg.Scenario])
+		sc, _ := ResetScenario(cfg.Scenario)
 		_, err := c.admin.Reset(ctx, &pb.ResetRequest{
 			Scenario: sc, Accounts: uint32(cfg.Accounts), InitialBalance: d.Bank.Defaults.Balance,
 		})
