@@ -16,20 +16,31 @@ type Point struct {
 
 const sep = "\x1f"
 
-// DefaultPoint is every factor at its default.
-func DefaultPoint() Point {
+// DefaultPoint is every factor at its default: the zero Point.
+func DefaultPoint() Point { return Point{} }
+
+func defaultValues() []string {
 	vals := make([]string, len(Factors))
 	for i, f := range Factors {
 		vals[i] = f.canonicalDefault()
 	}
-	return pointOf(vals)
+	return vals
 }
 
-func pointOf(vals []string) Point { return Point{vals: strings.Join(vals, sep)} }
+// pointOf makes a Point; every factor at its default is the zero Point, so
+// that Point{} and DefaultPoint() are equal as map keys and in sections.
+func pointOf(vals []string) Point {
+	for i, f := range Factors {
+		if vals[i] != f.canonicalDefault() {
+			return Point{vals: strings.Join(vals, sep)}
+		}
+	}
+	return Point{}
+}
 
 func (p Point) values() []string {
 	if p.vals == "" { // the zero Point; no value is empty
-		return DefaultPoint().values()
+		return defaultValues()
 	}
 	return strings.Split(p.vals, sep)
 }
@@ -181,7 +192,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	vals := DefaultPoint().values()
+	vals := defaultValues()
 	for i, f := range Factors {
 		raw, ok := m[f.JSON]
 		if !ok {
