@@ -94,7 +94,7 @@ test: proto-check vet $(BIN)/k6 h2load unit e2e browser-test ## everything CI ru
 vet: ## go vet and gofmt
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed" >&2; exit 1; }
 	$(GO) vet ./...
-	$(GO) vet -tags browser ./cmd/compare
+	$(GO) vet -tags browser ./internal/lab/report
 
 .PHONY: unit
 unit: $(BIN)/k6 h2load ## go test -race over every package (the runner's end-to-end test drives k6 and h2load)
@@ -109,7 +109,7 @@ chromium: ## install Debian's Chromium if it is missing (for browser-test)
 
 .PHONY: browser-test
 browser-test: chromium ## report.html opened in headless Chromium, network cut off: the charts are drawn
-	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./cmd/compare
+	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report
 
 .PHONY: e2e
 e2e: $(BIN)/k6 ## end-to-end: every k6 script and the Go driver against the server in every mode, invariants checked (~4 min)

@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		queue    = fs.Int("queue-size", store.DefaultQueueSize, "owner designs: capacity of each owner's queue")
 		batch    = fs.Int("batch-limit", store.DefaultBatchLimit, "inputQ-batch: commands applied (and committed) per batch")
 		shards   = fs.Int("shards", store.DefaultShards, "sharded designs: shard count")
-		list     = fs.Bool("list-modes", false, "print the modes, one per line with the workloads each serves, and exit")
+		list     = fs.Bool("list-modes", false, "print the modes that can run with the other flags given (-durability), one per line with the workloads each serves, and exit")
 		work     = fs.Duration("work", 0, "CPU work added inside every state-changing command's critical section (a calibrated spin, e.g. 10us)")
 		dur      = fs.String("durability", server.DurabilityNone, "none, or wal: log every state-changing command and make it durable before answering; recover from -data-dir on start")
 		dataDir  = fs.String("data-dir", "", "directory of the write-ahead logs (-durability wal); created if missing")
@@ -108,6 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *list {
 		for _, m := range server.Modes() {
+			if m.CanRun(*dur) != nil {
+				continue // the list answers "what can run with these flags"
+			}
 			line := []string{m.Name}
 			for _, wl := range server.Workloads() {
 				if m.Serves(wl) {

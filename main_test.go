@@ -514,6 +514,22 @@ func TestListModes(t *testing.T) {
 	}
 }
 
+// TestListModesUnderDurability: -list-modes answers for the flags given, so
+// a runner asks the binary which modes can keep a write-ahead log; the
+// control is that some mode (noop, which keeps no state) is left out.
+func TestListModesUnderDurability(t *testing.T) {
+	code, out := runBinary(t, "-list-modes", "-durability", server.DurabilityWAL)
+	require.Equal(t, 0, code, out)
+	var listed []string
+	for line := range strings.Lines(out) {
+		listed = append(listed, strings.Fields(line)[0])
+	}
+	for _, m := range server.Modes() {
+		assert.Equal(t, m.CanRun(server.DurabilityWAL) == nil, slices.Contains(listed, m.Name), m.Name)
+	}
+	assert.NotContains(t, listed, "noop")
+}
+
 // storeModes are the server's modes that keep state and serve every named
 // workload, from the registry: a new design is tested here without an edit.
 func storeModes(workloads ...string) []string {

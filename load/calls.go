@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -69,7 +70,7 @@ func setup(ctx context.Context, cfg Config, d *Definitions, c clients) (*plan, e
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if cfg.Reset {
-		sc := pb.Scenario(pb.Scenario_value["SCENARIO_"+cfg.Scenario])
+		sc, _ := ResetScenario(cfg.Scenario)
 		_, err := c.admin.Reset(ctx, &pb.ResetRequest{
 			Scenario: sc, Accounts: uint32(cfg.Accounts), InitialBalance: d.Bank.Defaults.Balance,
 		})
@@ -114,7 +115,7 @@ func (p *plan) setupBank(cfg Config, d *Definitions, st *pb.GetStatsResponse) er
 	if int(b.OneAccount) > n {
 		return fmt.Errorf("load: one_account %d but the bank has %d accounts", b.OneAccount, n)
 	}
-	m, err := d.ParseMix(cmpOr(cfg.Mix, d.Bank.Mix))
+	m, err := d.ParseMix(cmp.Or(cfg.Mix, d.Bank.Mix))
 	if err != nil {
 		return err
 	}
@@ -199,13 +200,6 @@ func (p *plan) putSharedKeys(ctx context.Context, c clients) error {
 	default:
 		return ctx.Err()
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func sharedKey(rank int) string { return "shared/" + strconv.Itoa(rank) }

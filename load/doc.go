@@ -23,8 +23,7 @@
 // error). Latencies go into HDR histograms (hdrhistogram-go), carried
 // encoded in the summary so that repetitions merge exactly (MergeHDR).
 // Accounts and keys can be Zipf-skewed (Zipf, θ < 1) and the share of reads
-// set (Config.ReadRatio). ReadSummary reads any driver's summary, converting
-// the older k6-only documents.
+// set (Config.ReadRatio). ReadSummary reads any driver's summary.
 //
 // cmd/load is the command; docs/load.md describes the flags, the models and
 // the schema.

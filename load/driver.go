@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/locklab/locklab/internal/summary"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -535,7 +536,7 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 			perCase[i].Merge(h)
 		}
 		for code, n := range sh.byCode {
-			s.ByCode[CodeName(code)] += n
+			s.ByCode[summary.CodeName(code)] += n
 		}
 		s.OK += sh.ok
 		s.ExpectedRefusals += sh.refusals

@@ -1,417 +1,59 @@
 package load
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"math"
-	"os"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"google.golang.org/grpc/codes"
+
+	"github.com/locklab/locklab/internal/summary"
 )
 
-// SummarySchema is the driver-neutral summary every driver writes: cmd/load,
-// the k6 scripts (k6/lib/summary.js) and the runner for h2load. Fields may be
-// added, never renamed.
-const SummarySchema = "locklab.load-summary/v1"
+// The summary this driver writes is the runner's driver-neutral schema
+// (package internal/summary); these names keep load's API whole for callers
+// outside the module.
+const SummarySchema = summary.Schema
 
-// K6SummarySchema is the k6-only summary the first wave wrote; ReadSummary
-// converts it.
-const K6SummarySchema = "locklab.k6-summary/v1"
-
-// Summary is one load run, whatever drove it (docs/load.md).
-type Summary struct {
-	Schema        string `json:"schema"`
-	Driver        string `json:"driver"` // "go", "k6" or "h2load"
-	DriverVersion string `json:"driver_version"`
-
-	Workload  string  `json:"workload"` // "counter", "bank" or "kv"
-	Scenario  string  `json:"scenario"` // bank: "A", "B" or "C"; "" otherwise
-	Mix       string  `json:"mix"`      // bank: the mix that ran; "" otherwise
-	Model     string  `json:"model"`    // "closed" or "open"
-	Callers   int     `json:"callers"`  // closed: concurrent callers (VUs); open: the bound on calls in flight
-	Conns     int     `json:"conns"`
-	Rate      float64 `json:"rate"`       // open: intended calls/s; 0 closed
-	Skew      float64 `json:"skew"`       // Zipf θ of account and key choice; 0 uniform
-	ReadRatio float64 `json:"read_ratio"` // -1: the workload's default mix
-
-	DurationS float64 `json:"duration_s"` // the measured window, warm-up excluded
-
-	Calls            int64            `json:"calls"` // completed in the window: OK + expected refusals + unexpected errors
-	CallsPerS        float64          `json:"calls_per_s"`
-	OK               int64            `json:"ok"`
-	ExpectedRefusals int64            `json:"expected_refusals"`
-	UnexpectedErrors int64            `json:"unexpected_errors"` // wrong status, wrong answer, or the call failed
-	ByCode           map[string]int64 `json:"by_code"`           // status code name → calls; a wrong answer counts under its code
-
-	ByCase    map[string]CaseStats `json:"by_case"`
-	LatencyMs LatencyMs            `json:"latency_ms"`
-	// Percentiles is the HDR curve: [percentile, ms] points, percentile
-	// ascending up to 100.
-	Percentiles [][2]float64 `json:"percentiles"`
-	// HDR is hdrhistogram-go's Encode (V2, compressed, base64) of the
-	// latency histogram in µs; "" when the driver has none. DecodeHDR reads
-	// it; MergeHDR adds repetitions.
-	HDR string `json:"hdr"`
-
-	AckedIncrementDelta int64 `json:"acked_increment_delta"`
-	AckedTransfers      int64 `json:"acked_transfers"`
-
-	Dropped int64 `json:"dropped"` // open: calls that could not start
-	Late    int64 `json:"late"`    // open: calls that waited over LateAfter for a free caller
-
-	// K6 is what only k6 reports (k6/lib/summary.js); nil for other drivers.
-	K6 *K6Details `json:"k6,omitempty"`
-}
-
-// K6Details is the k6-only part of a k6 run's summary.
-type K6Details struct {
-	Executor          string  `json:"executor"`
-	VUs               int     `json:"vus"`
-	MaxVUs            *int    `json:"max_vus"`
-	VUsMax            int     `json:"vus_max"` // the most VUs this k6 process had
-	ExecutionSegment  *string `json:"execution_segment"`
-	TestRunDurationMs float64 `json:"test_run_duration_ms"`
-	Iterations        int64   `json:"iterations"`
-	Checks            struct {
-		Passes int64 `json:"passes"`
-		Fails  int64 `json:"fails"`
-	} `json:"checks"`
-	DataReceivedBytes int64 `json:"data_received_bytes"`
-	DataSentBytes     int64 `json:"data_sent_bytes"`
-	CheckBody         bool  `json:"check_body"`
-	Reset             *bool `json:"reset"`
-}
-
-// CaseStats is one case's share of a run.
-type CaseStats struct {
-	Count int64   `json:"count"`
-	P50Ms float64 `json:"p50_ms"`
-	P99Ms float64 `json:"p99_ms"`
-}
-
-// LatencyMs is the latency distribution of the run's calls, in milliseconds.
-type LatencyMs struct {
-	Min  float64 `json:"min"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-}
-
-// Histogram bounds: latencies are recorded in µs from 1 µs to one minute,
-// with three significant digits (0.1% error).
-const (
-	histMinUs   = 1
-	histMaxUs   = int64(time.Minute / time.Microsecond)
-	histSigFigs = 3
+type (
+	// Summary is one load run, whatever drove it (docs/load.md).
+	Summary = summary.Summary
+	// K6Details is the k6-only part of a k6 run's summary.
+	K6Details = summary.K6Details
+	// CaseStats is one case's share of a run.
+	CaseStats = summary.CaseStats
+	// LatencyMs is the latency distribution of a run's calls, in ms.
+	LatencyMs = summary.LatencyMs
 )
+
+// ReadSummary reads a locklab.load-summary/v1 document.
+func ReadSummary(path string) (*Summary, error) { return summary.Read(path) }
+
+// ParseSummary is ReadSummary on bytes.
+func ParseSummary(b []byte) (*Summary, error) { return summary.Parse(b) }
 
 // NewHistogram returns an empty latency histogram (µs) of the geometry every
 // driver and MergeHDR use.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histMinUs, histMaxUs, histSigFigs)
-}
+func NewHistogram() *hdrhistogram.Histogram { return summary.NewHistogram() }
+
+// EncodeHDR renders h as the Summary's HDR field.
+func EncodeHDR(h *hdrhistogram.Histogram) (string, error) { return summary.EncodeHDR(h) }
+
+// DecodeHDR reads a Summary's HDR field; nil for "".
+func DecodeHDR(s string) (*hdrhistogram.Histogram, error) { return summary.DecodeHDR(s) }
+
+// MergeHDR adds the histograms of several summaries (see summary.MergeHDR).
+func MergeHDR(sums ...*Summary) (*hdrhistogram.Histogram, error) { return summary.MergeHDR(sums...) }
+
+// LatencyOf summarises a latency histogram (µs).
+func LatencyOf(h *hdrhistogram.Histogram) LatencyMs { return summary.LatencyOf(h) }
+
+// PercentilesOf is h's percentile curve, ending at the maximum.
+func PercentilesOf(h *hdrhistogram.Histogram) [][2]float64 { return summary.PercentilesOf(h) }
 
 // recordUs adds one latency, clamped into the histogram's range.
 func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
-	us := max(int64(d/time.Microsecond), histMinUs)
-	_ = h.RecordValue(min(us, histMaxUs)) // in range: cannot fail
-}
-
-// EncodeHDR renders h as the Summary's HDR field.
-func EncodeHDR(h *hdrhistogram.Histogram) (string, error) {
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", fmt.Errorf("load: encode histogram: %w", err)
-	}
-	return string(b), nil
-}
-
-// DecodeHDR reads a Summary's HDR field; nil for "".
-func DecodeHDR(s string) (*hdrhistogram.Histogram, error) {
-	if s == "" {
-		return nil, nil
-	}
-	h, err := hdrhistogram.Decode([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("load: decode histogram: %w", err)
-	}
-	return h, nil
-}
-
-// MergeHDR decodes and adds the histograms of several summaries (the
-// repetitions of one run, say), for percentiles over all of them. A summary
-// without a histogram (HDR "") is an error: its calls would be missing from
-// the merged curve.
-func MergeHDR(sums ...*Summary) (*hdrhistogram.Histogram, error) {
-	out := NewHistogram()
-	for _, s := range sums {
-		h, err := DecodeHDR(s.HDR)
-		if err != nil {
-			return nil, err
-		}
-		if h == nil {
-			return nil, fmt.Errorf("load: %s summary of %s has no histogram to merge", s.Driver, s.Workload)
-		}
-		if dropped := out.Merge(h); dropped > 0 {
-			return nil, fmt.Errorf("load: merge: %d values out of range", dropped)
-		}
-	}
-	return out, nil
+	us := max(int64(d/time.Microsecond), summary.HistMinUs)
+	_ = h.RecordValue(min(us, summary.HistMaxUs)) // in range: cannot fail
 }
 
 // ms turns a histogram value (µs) into milliseconds.
 func ms(us int64) float64 { return float64(us) / 1000 }
-
-// LatencyOf summarises a latency histogram (µs).
-func LatencyOf(h *hdrhistogram.Histogram) LatencyMs {
-	if h.TotalCount() == 0 {
-		return LatencyMs{}
-	}
-	return LatencyMs{
-		Min: ms(h.Min()), Mean: h.Mean() / 1000,
-		P50: ms(h.ValueAtPercentile(50)), P90: ms(h.ValueAtPercentile(90)),
-		P95: ms(h.ValueAtPercentile(95)), P99: ms(h.ValueAtPercentile(99)),
-		P999: ms(h.ValueAtPercentile(99.9)), Max: ms(h.Max()),
-	}
-}
-
-// PercentilesOf is h's percentile curve: the HDR iteration with 5 ticks per
-// half distance (a point at 50, 75, 87.5, … percent), enough for a
-// log-scaled percentile axis, ending at the maximum.
-func PercentilesOf(h *hdrhistogram.Histogram) [][2]float64 {
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	var out [][2]float64
-	for _, b := range h.CumulativeDistributionWithTicks(5) {
-		p := [2]float64{b.Quantile, ms(b.ValueAt)}
-		if n := len(out); n > 0 && out[n-1][0] == p[0] {
-			out[n-1] = p
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// Validate reports what makes s unusable: a wrong schema, or counts that do
-// not add up.
-func (s *Summary) Validate() error {
-	var errs []error
-	if s.Schema != SummarySchema {
-		errs = append(errs, fmt.Errorf("schema %q, want %q", s.Schema, SummarySchema))
-	}
-	if s.Calls != s.OK+s.ExpectedRefusals+s.UnexpectedErrors {
-		errs = append(errs, fmt.Errorf("calls %d != ok %d + expected refusals %d + unexpected errors %d",
-			s.Calls, s.OK, s.ExpectedRefusals, s.UnexpectedErrors))
-	}
-	if s.Model != "closed" && s.Model != "open" {
-		errs = append(errs, fmt.Errorf("model %q, want closed or open", s.Model))
-	}
-	return errors.Join(errs...)
-}
-
-// Write writes s as indented JSON.
-func (s *Summary) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(s); err != nil {
-		return fmt.Errorf("load: summary: %w", err)
-	}
-	return nil
-}
-
-// WriteFile writes s as indented JSON to path.
-func (s *Summary) WriteFile(path string) error {
-	var b bytes.Buffer
-	if err := s.Write(&b); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("load: summary: %w", err)
-	}
-	return nil
-}
-
-// ReadSummary reads a locklab.load-summary/v1 document, or converts a
-// first-wave locklab.k6-summary/v1 one (see FromK6).
-func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("load: summary: %w", err)
-	}
-	s, err := ParseSummary(b)
-	if err != nil {
-		return nil, fmt.Errorf("load: summary %s: %w", path, err)
-	}
-	return s, nil
-}
-
-// ParseSummary is ReadSummary on bytes.
-func ParseSummary(b []byte) (*Summary, error) {
-	var probe struct {
-		Schema string `json:"schema"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, err
-	}
-	switch probe.Schema {
-	case SummarySchema:
-		var s Summary
-		dec := json.NewDecoder(bytes.NewReader(b))
-		if err := dec.Decode(&s); err != nil {
-			return nil, err
-		}
-		if err := s.Validate(); err != nil {
-			return nil, err
-		}
-		return &s, nil
-	case K6SummarySchema:
-		var k K6Summary
-		if err := json.Unmarshal(b, &k); err != nil {
-			return nil, err
-		}
-		return FromK6(&k)
-	}
-	return nil, fmt.Errorf("schema %q, want %q or %q", probe.Schema, SummarySchema, K6SummarySchema)
-}
-
-// K6Trend is one trend of a locklab.k6-summary/v1 document, in ms.
-type K6Trend struct {
-	Avg   float64 `json:"avg"`
-	Min   float64 `json:"min"`
-	Med   float64 `json:"med"`
-	Max   float64 `json:"max"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	Count float64 `json:"count,omitempty"`
-}
-
-// K6Summary is the part of a locklab.k6-summary/v1 document FromK6 reads.
-type K6Summary struct {
-	Schema string `json:"schema"`
-	Script string `json:"script"`
-	Config struct {
-		Model     string   `json:"model"`
-		VUs       int      `json:"vus"`
-		Duration  *string  `json:"duration"`
-		Rate      *float64 `json:"rate"`
-		Scenario  *string  `json:"scenario"`
-		Case      *string  `json:"case"`
-		Mix       *string  `json:"mix"`
-		ReadRatio *float64 `json:"read_ratio"`
-	} `json:"config"`
-	TestRunDurationMs float64 `json:"test_run_duration_ms"`
-	GRPCReqDuration   struct {
-		All    K6Trend            `json:"all"`
-		ByCase map[string]K6Trend `json:"by_case"`
-	} `json:"grpc_req_duration_ms"`
-	Checks struct {
-		Passes float64 `json:"passes"`
-		Fails  float64 `json:"fails"`
-	} `json:"checks"`
-	ExpectedRefusals    float64 `json:"expected_refusals"`
-	UnexpectedErrors    float64 `json:"unexpected_errors"`
-	AckedIncrementDelta float64 `json:"acked_increment_delta"`
-	DroppedIterations   float64 `json:"dropped_iterations"`
-}
-
-// FromK6 converts a first-wave k6 summary. What the old document did not
-// record stays empty: by_code holds only the refusals, acked_transfers,
-// late, p99.9 and the HDR histogram are 0 or "". A wrong answer was a failed
-// check but not an unexpected error there; here it is one, so unexpected
-// errors are the larger of the two counts.
-func FromK6(k *K6Summary) (*Summary, error) {
-	if k.Schema != K6SummarySchema {
-		return nil, fmt.Errorf("schema %q, want %q", k.Schema, K6SummarySchema)
-	}
-	c := k.Config
-	s := &Summary{
-		Schema: SummarySchema, Driver: "k6", Workload: k.Script,
-		Model: c.Model, Callers: c.VUs, Conns: c.VUs, ReadRatio: -1,
-		Calls:               int64(k.GRPCReqDuration.All.Count),
-		ExpectedRefusals:    int64(k.ExpectedRefusals),
-		UnexpectedErrors:    int64(math.Max(k.UnexpectedErrors, k.Checks.Fails)),
-		AckedIncrementDelta: int64(k.AckedIncrementDelta),
-		Dropped:             int64(k.DroppedIterations),
-		ByCode:              map[string]int64{},
-		ByCase:              map[string]CaseStats{},
-	}
-	if s.Model == "" {
-		s.Model = "closed"
-	}
-	if c.Rate != nil && s.Model == "open" {
-		s.Rate = *c.Rate
-	}
-	if c.Scenario != nil {
-		s.Scenario = *c.Scenario
-	}
-	if k.Script == "bank" {
-		switch {
-		case c.Mix != nil && *c.Mix != "":
-			s.Mix = *c.Mix
-		case c.Case != nil && *c.Case != "mix":
-			s.Mix = *c.Case + ":1"
-		}
-	}
-	if c.ReadRatio != nil {
-		s.ReadRatio = *c.ReadRatio
-	}
-	if c.Duration != nil {
-		if d, err := time.ParseDuration(*c.Duration); err == nil {
-			s.DurationS = d.Seconds()
-		}
-	}
-	if s.DurationS == 0 {
-		s.DurationS = k.TestRunDurationMs / 1000
-	}
-	// The unexpected errors' calls may not all be in the trend (a call that
-	// threw has no duration), so the sum is kept consistent from the calls.
-	s.UnexpectedErrors = min(s.UnexpectedErrors, s.Calls-s.ExpectedRefusals)
-	s.OK = s.Calls - s.ExpectedRefusals - s.UnexpectedErrors
-	if s.ExpectedRefusals > 0 {
-		s.ByCode["FAILED_PRECONDITION"] = s.ExpectedRefusals
-	}
-	if s.DurationS > 0 {
-		s.CallsPerS = float64(s.Calls) / s.DurationS
-	}
-	for name, t := range k.GRPCReqDuration.ByCase {
-		s.ByCase[name] = CaseStats{Count: int64(t.Count), P50Ms: t.Med, P99Ms: t.P99}
-	}
-	a := k.GRPCReqDuration.All
-	s.LatencyMs = LatencyMs{Min: a.Min, Mean: a.Avg, P50: a.Med, P90: a.P90, P95: a.P95, P99: a.P99, Max: a.Max}
-	if s.Calls > 0 {
-		s.Percentiles = [][2]float64{{50, a.Med}, {90, a.P90}, {95, a.P95}, {99, a.P99}, {100, a.Max}}
-	}
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("converted k6 summary: %w", err)
-	}
-	return s, nil
-}
-
-// codeNames are the canonical names of the gRPC status codes, the keys of
-// ByCode (k6/lib/core.js derives the same names from k6's constants).
-var codeNames = [...]string{
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-	"UNAUTHENTICATED",
-}
-
-// CodeName is the canonical name of a gRPC status code: "FAILED_PRECONDITION".
-func CodeName(c codes.Code) string {
-	if int(c) < len(codeNames) {
-		return codeNames[c]
-	}
-	return fmt.Sprintf("CODE_%d", c)
-}

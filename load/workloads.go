@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	pb "github.com/locklab/locklab/proto/locklab/v1"
 )
 
 // workloadsJSON is the one definition of the workloads, shared with the k6
@@ -267,4 +269,15 @@ func (m Mix) String() string {
 		parts[i] = e.Case + ":" + strconv.FormatFloat(e.Share, 'g', 6, 64)
 	}
 	return strings.Join(parts, ",")
+}
+
+// ResetScenario is a bank scenario's value in AdminService/Reset, the one
+// mapping from workloads.json's letters to the API's enum; "" is the default
+// scenario. ok is false for a letter the API does not have.
+func ResetScenario(letter string) (sc pb.Scenario, ok bool) {
+	if letter == "" {
+		letter = defs.Bank.Defaults.Scenario
+	}
+	v, ok := pb.Scenario_value["SCENARIO_"+letter]
+	return pb.Scenario(v), ok
 }

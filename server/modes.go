@@ -249,3 +249,18 @@ func (st *stores) close() {
 	}
 	_ = st.ms.closeLogs()
 }
+
+// CanRun says why the mode cannot run with a durability ("none" or "wal"),
+// or nil when it can: -list-modes and New ask the same question.
+func (m Mode) CanRun(durability string) error {
+	if durability == "" || durability == DurabilityNone {
+		return nil
+	}
+	if !m.StoreBacked() {
+		return fmt.Errorf("mode %s keeps no state: it cannot be durable", m.Name)
+	}
+	if d, ok := m.Design(); ok && durability == DurabilityWAL && !d.Durable {
+		return fmt.Errorf("design %s cannot be durable (-durability %s): it has no point at which to commit before answering", d.Name, DurabilityWAL)
+	}
+	return nil
+}

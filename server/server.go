@@ -113,8 +113,8 @@ func New(cfg Config) (*Server, error) {
 	m := newMetrics(methods, cfg.SampleEvery)
 
 	s := &Server{mode: mode, health: health.NewServer()}
-	if d, ok := mode.Design(); ok && cfg.Durability == DurabilityWAL && !d.Durable {
-		return nil, fmt.Errorf("design %s cannot be durable (-durability %s): it has no point at which to commit before answering", d.Name, DurabilityWAL)
+	if err := mode.CanRun(cfg.Durability); err != nil {
+		return nil, err
 	}
 	if mode.StoreBacked() {
 		ms, err := newMachines(cfg)
@@ -130,8 +130,6 @@ func New(cfg Config) (*Server, error) {
 		if s.st, err = newStores(mode, sc, ms, m, in); err != nil {
 			return nil, err // newStores closed the logs
 		}
-	} else if cfg.Durability != "" && cfg.Durability != DurabilityNone {
-		return nil, fmt.Errorf("mode %s keeps no state: it cannot be durable", mode.Name)
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
 		return nil, err // noop refuses the flags the others refuse
 	}

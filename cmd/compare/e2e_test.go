@@ -11,6 +11,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/run"
 )
 
 // binaries builds the real server and Go driver and finds (or builds) the
@@ -46,17 +50,17 @@ func h2loadBinary(t *testing.T) string {
 func TestCompareEndToEnd(t *testing.T) {
 	server, k6, loadBin := binaries(t)
 	out := t.TempDir()
-	cfg, err := parseFlags([]string{
+	cmd, err := parseFlags([]string{
 		"-driver", "go,k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
 		"-duration", "1s", "-warmup", "1s", "-reps", "1",
 		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
-	cfg.Command = "compare (test)"
+	cmd.cfg.Command = "compare (test)"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder
-	require.NoError(t, run(ctx, cfg, &progress), progress.String())
+	require.NoError(t, cmd.run(ctx, &progress), progress.String())
 
 	p := progress.String()
 	assert.Contains(t, p, "[1/15] 001-counter-go-mutex-vus3-rep1")
@@ -65,7 +69,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	assert.Contains(t, p, "[15/15]")
 	assert.Contains(t, p, "left")
 
-	records, err := loadRecords(out)
+	records, err := record.Load(out)
 	require.NoError(t, err)
 	require.Len(t, records, 15)
 	for _, r := range records {
@@ -74,8 +78,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.Greater(t, r.Result.Calls, int64(0), r.ID)
 		assert.Greater(t, r.DriverProc.CPUSeconds, 0.0, r.ID)
 		assert.Greater(t, r.ServerProc.WallSeconds, 0.0, r.ID)
-		assert.Contains(t, classes, r.Derived.Class, r.ID)
-		assert.Equal(t, cfg.ServerCPUs, r.ServerProc.CPUs, r.ID)
+		assert.Contains(t, record.Classes, r.Derived.Class, r.ID)
+		assert.Equal(t, cmd.cfg.ServerCPUs, r.ServerProc.CPUs, r.ID)
 		assert.NotEmpty(t, r.Checks, r.ID)
 		for _, c := range r.Checks {
 			assert.True(t, c.OK, "%s: %s %s", r.ID, c.Name, c.Detail)
@@ -132,16 +136,16 @@ func TestPreflight(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseFlags(append(append([]string{}, base...), tt.args...), os.Stderr)
+			cmd, err := parseFlags(append(append([]string{}, base...), tt.args...), os.Stderr)
 			require.NoError(t, err)
-			err = preflight(cfg)
+			err = run.Preflight(cmd.cfg)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
-	cfg, err := parseFlags(base, os.Stderr)
+	cmd, err := parseFlags(base, os.Stderr)
 	require.NoError(t, err)
-	assert.NoError(t, preflight(cfg), "the control: a good configuration passes")
+	assert.NoError(t, run.Preflight(cmd.cfg), "the control: a good configuration passes")
 }
 
 // TestCompareFactorsEndToEnd: the factors reach the server (a write-ahead
@@ -150,26 +154,27 @@ func TestPreflight(t *testing.T) {
 func TestCompareFactorsEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	out := t.TempDir()
-	cfg, err := parseFlags([]string{
+	cmd, err := parseFlags([]string{
 		"-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
 		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1",
 		"-server", server, "-load", loadBin, "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
-	cfg.Command = "compare (test)"
+	cmd.cfg.Command = "compare (test)"
 	var progress strings.Builder
-	require.NoError(t, run(t.Context(), cfg, &progress), progress.String())
+	require.NoError(t, cmd.run(t.Context(), &progress), progress.String())
 	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
 
-	records, err := loadRecords(out)
+	records, err := record.Load(out)
 	require.NoError(t, err)
 	require.Len(t, records, 1)
 	r := records[0]
 	assert.Equal(t, "001-counter-go-mutex-vus2-w10us-wal-rep1", r.ID)
-	assert.Equal(t, Factors{Work: 10 * time.Microsecond, Durability: durabilityWAL, ReadRatio: defaultReadRatio}, r.Factors)
+	assert.Equal(t, plan.DefaultPoint().With("work", "10µs").With("durability", "wal"), r.Factors)
 	assert.Empty(t, r.Problems)
-	st := stats(r)
-	assert.Equal(t, durabilityWAL, st.GetDurability(), "the server ran with its log")
+	st, err := r.ServerStats()
+	require.NoError(t, err)
+	assert.Equal(t, "wal", st.GetDurability(), "the server ran with its log")
 	assert.Equal(t, int64(10_000), st.GetWorkNs(), "and with the work")
 	assert.Equal(t, uint64(st.GetCounterValue()), st.GetWalRecords(), "one record a logged increment")
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
@@ -178,3 +183,7 @@ func TestCompareFactorsEndToEnd(t *testing.T) {
 	assert.Contains(t, string(md), "| calls/s | ")
 	assert.Contains(t, string(md), " | n/a |")
 }
+
+// chartSrc starts every chart's image: html/template writes the '+' of the
+// media type as an entity, which the browser reads back as '+'.
+const chartSrc = `src="data:image/svg&#43;xml;base64,`

@@ -10,27 +10,31 @@
 //	go run ./cmd/compare -driver k6 -ladder -reps 3 # the seed's k6 VU ladder
 //
 // `make compare` builds the server and the Go driver first, then runs it.
+// The work is done by internal/lab: plan (factors, runs), run (processes,
+// drivers), record (the files) and report (metrics, tables, charts);
+// docs/runner.md says how they fit.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
+	"runtime"
 	"strings"
 	"syscall"
-	"time"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/report"
+	"github.com/locklab/locklab/internal/lab/run"
 )
 
 func main() {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	cmd, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
@@ -38,13 +42,82 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(2)
 	}
-	cfg.Command = commandLine(os.Args)
+	cmd.cfg.Command = commandLine(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, os.Stdout); err != nil {
+	if err := cmd.run(ctx, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
+}
+
+// command is what the flags ask for: a comparison, or, running nothing, a
+// report rebuilt or two results directories compared.
+type command struct {
+	cfg      run.Config
+	rerender string // a results directory whose report is rebuilt from its runs/ files
+	diff     string // "OLD,NEW": two results directories whose medians are compared
+}
+
+func (c command) run(ctx context.Context, out io.Writer) error {
+	switch {
+	case c.rerender != "":
+		return report.Rerender(c.rerender, out)
+	case c.diff != "":
+		return report.Diff(c.diff, out)
+	}
+	return run.Compare(ctx, c.cfg, out)
+}
+
+func parseFlags(args []string, stderr io.Writer) (command, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		c       command
+		o       = run.Options{Factors: map[string]string{}}
+		factors = map[string]*string{}
+	)
+	fs.StringVar(&o.Workloads, "workloads", run.DefaultWorkloads, "comma-separated workloads: "+strings.Join(plan.WorkloadNames(), ", ")+" (bank = bank-A)")
+	fs.StringVar(&o.Modes, "modes", run.DefaultModes, "comma-separated server modes (`bin/locklab -list-modes`), or all (every mode the server lists); noop shows the harness ceiling")
+	fs.StringVar(&o.Drivers, "driver", run.DefaultDrivers, "comma-separated load drivers, run on the same plan, interleaved: "+strings.Join(run.DriverNames(), ", ")+
+		" (h2load drives the counter only)")
+	fs.StringVar(&o.VUs, "vus", run.DefaultLevels, "closed model: comma-separated levels of concurrent callers (VUs)")
+	fs.StringVar(&o.H2loadVUs, "h2load-vus", run.DefaultH2Levels, "closed model: h2load's levels of concurrent calls")
+	fs.BoolVar(&o.Ladder, "ladder", false, "closed model: the seed's full ladder "+run.SeedLadder+" (overrides -vus and -h2load-vus)")
+	fs.StringVar(&o.Model, "model", "closed", "load model: closed (constant callers) or open (constant arrival rate)")
+	fs.StringVar(&o.Rates, "rates", "", "open model: comma-separated arrival rates in calls/s")
+	fs.IntVar(&o.MaxVUs, "max-vus", run.DefaultMaxVUs, "open model: the most callers a driver may use to keep each rate")
+	fs.IntVar(&o.Conns, "conns", run.DefaultConns, "connections the Go driver's and h2load's callers share (0: one per caller, as a k6 VU; k6 always has one per VU)")
+	fs.DurationVar(&o.Duration, "duration", run.DefaultDuration, "measured period of each run")
+	fs.DurationVar(&o.Warmup, "warmup", run.DefaultWarmup, "uncounted warm-up before each measured run (0 to skip; h2load needs one)")
+	fs.IntVar(&o.Reps, "reps", run.DefaultReps, "repetitions of every combination (5 lets a Mann-Whitney test reach p < 0.01)")
+	for _, f := range plan.Factors { // a factor's flag is its row's
+		factors[f.Name] = fs.String(f.Name, f.Default, "factor: "+f.Usage)
+	}
+	fs.BoolVar(&o.Pin, "pin", true, "pin the server and the driver to disjoint CPU sets (needs 2 CPUs)")
+	fs.StringVar(&o.ServerCPUs, "server-cpus", "", "CPUs of the server, e.g. 0 or 0-1 (default: the first half)")
+	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver (default: the CPUs the server does not have)")
+	fs.StringVar(&o.Out, "out", "", "results directory (default results/<timestamp>)")
+	fs.StringVar(&o.K6, "k6", "bin/k6", "k6 binary (make k6 builds the pinned one)")
+	fs.StringVar(&o.Load, "load", "bin/load", "the Go driver binary (make build builds it)")
+	fs.StringVar(&o.H2load, "h2load", "h2load", "h2load binary (make h2load installs Debian's nghttp2-client)")
+	fs.StringVar(&o.Server, "server", "bin/locklab", "locklab server binary (make build)")
+	fs.StringVar(&o.Scripts, "scripts", "k6", "folder of the k6 scripts")
+	fs.StringVar(&o.Profile, "profile", "", "RUN: for this run (its number or id), save a CPU profile and a runtime trace of the server beside its raw JSON")
+	fs.StringVar(&c.rerender, "rerender", "", "rebuild the report of an existing results directory from its runs/ and meta.json, running nothing")
+	fs.StringVar(&c.diff, "diff", "", "OLD,NEW: compare the medians of two results directories level by level (is the comparison reproducible?), running nothing")
+	if err := fs.Parse(args); err != nil {
+		return command{}, err
+	}
+	if fs.NArg() > 0 {
+		return command{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for name, v := range factors {
+		o.Factors[name] = *v
+	}
+	var err error
+	c.cfg, err = run.NewConfig(o, runtime.NumCPU())
+	return c, err
 }
 
 // commandLine is how the report names the command that produced it.
@@ -57,211 +130,4 @@ func commandLine(args []string) string {
 		name = "go run ./cmd/compare"
 	}
 	return strings.Join(append([]string{name}, args[1:]...), " ")
-}
-
-// errRunsFailed is returned when the report was written but a run broke an
-// invariant or failed: the comparison must not pass silently.
-var errRunsFailed = errors.New("some runs failed; see Problems in the report")
-
-func run(ctx context.Context, cfg Config, out io.Writer) error {
-	if cfg.Rerender != "" {
-		return rerender(cfg.Rerender, out)
-	}
-	if cfg.Diff != "" {
-		return diffDirs(cfg.Diff, out)
-	}
-	if err := preflight(cfg); err != nil {
-		return err
-	}
-	if cfg.Out == "" {
-		cfg.Out = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return err
-	}
-	meta := newMeta(cfg)
-	// Written now too, so that -rerender works on an interrupted run.
-	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
-		return err
-	}
-	specs := plan(cfg)
-	if len(specs) == 0 {
-		return errors.New("nothing to run: no mode serves these workloads under these factors (see meta.json, not_applicable)")
-	}
-	estimate := planDuration(cfg, specs)
-	fmt.Fprintf(out, "locklab compare: %d runs (%s × %s; drivers %s; %d reps), %s each after a %s warm-up, about %s; results in %s\n",
-		len(specs), strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cfg.Reps,
-		cfg.Duration, cfg.Warmup, estimate.Round(time.Second), cfg.Out)
-	if len(cfg.ServerCPUs) == 0 {
-		fmt.Fprintln(out, "CPU isolation: off (one CPU, or -pin=false): server and driver share the machine")
-	} else {
-		fmt.Fprintf(out, "CPU isolation: server on CPU %s, driver on CPU %s\n", cpuList(cfg.ServerCPUs), cpuList(cfg.DriverCPUs))
-	}
-	for _, na := range meta.NA {
-		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
-	}
-	records, runErr := runAll(ctx, cfg, specs, out)
-	meta.Finished = time.Now().UTC()
-	if len(records) == 0 {
-		return runErr
-	}
-	rep := &Report{Meta: meta, Groups: aggregate(records)}
-	if err := writeReport(cfg.Out, rep); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "report: %s\n        %s\n", filepath.Join(cfg.Out, "report.md"), filepath.Join(cfg.Out, "report.html"))
-	if runErr != nil {
-		return fmt.Errorf("stopped after %d of %d runs (the report covers those): %w", len(records), len(specs), runErr)
-	}
-	for _, g := range rep.Groups {
-		if g.Failed > 0 {
-			return errRunsFailed
-		}
-	}
-	return nil
-}
-
-// planDuration estimates how long the plan takes on a 2-CPU machine: each
-// run's warm-up and measured window, about 0.1 s to start and stop its server
-// and drivers, and the time its two driver processes take to open their
-// connections (measured: about 1.5 ms a connection, so 3 s for two processes
-// of 1000 callers each).
-func planDuration(cfg Config, specs []RunSpec) time.Duration {
-	var total time.Duration
-	for _, s := range specs {
-		conns := s.Level
-		switch {
-		case s.Model == "open":
-			conns = cfg.MaxVUs
-		case cfg.Conns > 0:
-			conns = min(conns, cfg.Conns)
-		}
-		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond
-	}
-	return total
-}
-
-// rerender rebuilds a results directory's report from its raw files.
-func rerender(dir string, out io.Writer) error {
-	var meta Meta
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &meta); err != nil {
-		return fmt.Errorf("meta.json: %w", err)
-	}
-	if len(meta.Drivers) == 0 { // written before the driver seam: k6 only, no factors
-		meta.Drivers = []string{"k6"}
-		meta.Factors = FactorSpace{Works: []time.Duration{0}, Durabilities: []string{durabilityNone}, Skews: []float64{0}, ReadRatios: []float64{defaultReadRatio}}
-	}
-	records, err := loadRecords(dir)
-	if err != nil {
-		return err
-	}
-	if len(records) == 0 {
-		return fmt.Errorf("%s: no runs", dir)
-	}
-	if err := writeReport(dir, &Report{Meta: meta, Groups: aggregate(records)}); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
-	return nil
-}
-
-func writeReport(dir string, rep *Report) error {
-	if err := writeJSON(filepath.Join(dir, "meta.json"), rep.Meta); err != nil {
-		return err
-	}
-	if err := writeJSON(filepath.Join(dir, "figures.json"), rep.Groups); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.markdown()), 0o644); err != nil {
-		return err
-	}
-	page, err := rep.html()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644)
-}
-
-// preflight fails fast, before any run, on a missing binary, script, mode
-// or server flag.
-func preflight(cfg Config) error {
-	bins := []struct{ path, hint string }{{cfg.Server, "make build"}}
-	for _, d := range cfg.Drivers {
-		switch d {
-		case "go":
-			bins = append(bins, struct{ path, hint string }{cfg.Load, "make build"})
-		case "k6":
-			bins = append(bins, struct{ path, hint string }{cfg.K6, "make k6"})
-			for _, w := range cfg.Workloads {
-				if _, err := os.Stat(filepath.Join(cfg.Scripts, w.Script)); err != nil {
-					return fmt.Errorf("workload %s: %w", w.Name, err)
-				}
-			}
-		case "h2load":
-			bins = append(bins, struct{ path, hint string }{cfg.H2load, "make h2load"})
-		}
-	}
-	if len(cfg.ServerCPUs) > 0 {
-		bins = append(bins, struct{ path, hint string }{"taskset", "apt-get install util-linux"})
-	}
-	for _, bin := range bins {
-		if _, err := exec.LookPath(bin.path); err != nil {
-			return fmt.Errorf("%s not found: run `%s` first, or `make compare`", bin.path, bin.hint)
-		}
-	}
-	modes, err := serverModes(cfg.Server)
-	if err != nil {
-		return err
-	}
-	for _, m := range cfg.Modes {
-		if !slices.Contains(modes, m) {
-			return fmt.Errorf("-modes: unknown mode %q; %s serves: %s", m, cfg.Server, strings.Join(modes, ", "))
-		}
-	}
-	if cfg.Profile != "" && !slices.ContainsFunc(plan(cfg), func(s RunSpec) bool { return isProfileRun(cfg.Profile, s) }) {
-		return fmt.Errorf("-profile %q: no such run; give a run's number (1..%d) or id", cfg.Profile, len(plan(cfg)))
-	}
-	help, _ := exec.Command(cfg.Server, "-h").CombinedOutput()
-	for _, need := range []struct {
-		flag string
-		when bool
-	}{
-		{"-work", slices.ContainsFunc(cfg.Factors.Works, func(d time.Duration) bool { return d > 0 })},
-		{"-durability", slices.Contains(cfg.Factors.Durabilities, durabilityWAL)},
-		{"-metrics-addr", cfg.Profile != ""},
-	} {
-		if need.when && !strings.Contains(string(help), "  "+need.flag+" ") {
-			return fmt.Errorf("%s has no %s flag: build a server that has it (make build)", cfg.Server, need.flag)
-		}
-	}
-	return nil
-}
-
-// serverModes asks the server binary which modes it has: -list-modes prints
-// one per line, the mode's name first; a server from before the registry
-// lacks it, exits 2 on an unknown mode, and lists them after "modes:".
-func serverModes(bin string) ([]string, error) {
-	var modes []string
-	if out, err := exec.Command(bin, "-list-modes").Output(); err == nil {
-		for line := range strings.Lines(string(out)) {
-			if f := strings.Fields(line); len(f) > 0 {
-				modes = append(modes, f[0])
-			}
-		}
-		return modes, nil
-	}
-	out, _ := exec.Command(bin, "-mode", "?").CombinedOutput()
-	_, list, ok := strings.Cut(string(out), "modes:")
-	if !ok {
-		return nil, fmt.Errorf("%s did not list its modes: %q", bin, out)
-	}
-	list, _, _ = strings.Cut(list, "\n")
-	for f := range strings.FieldsFuncSeq(list, func(r rune) bool { return r == ',' || r == ' ' }) {
-		modes = append(modes, f)
-	}
-	return modes, nil
 }

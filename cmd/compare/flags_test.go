@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+)
+
+func TestParseFlags(t *testing.T) {
+	cmd, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mutex", "inputQ", "noop"}, cmd.cfg.Modes)
+	assert.Equal(t, []plan.Point{plan.DefaultPoint()}, cmd.cfg.Factors.Points(), "every factor at its default")
+
+	// Every factor of the table has its flag, and its values reach the plan.
+	for _, f := range plan.Factors {
+		v, err := f.Parse(f.Default)
+		require.NoError(t, err)
+		cmd, err := parseFlags([]string{"-" + f.Name, f.Default}, io.Discard)
+		require.NoError(t, err, f.Name)
+		assert.Equal(t, []string{v}, cmd.cfg.Factors.Values(f.Name))
+	}
+	cmd, err = parseFlags([]string{"-work", "0,10us", "-rerender", "dir"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0s", "10µs"}, cmd.cfg.Factors.Values("work"))
+	assert.Equal(t, "dir", cmd.rerender)
+
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-nosuch"}, "flag provided but not defined"},
+		{[]string{"-work", "fast"}, `-work: "fast" is not a duration`},
+		{[]string{"-reps", "0"}, "-reps 0: want 1..100"},
+	} {
+		_, err := parseFlags(tt.args, io.Discard)
+		require.Error(t, err, tt.args)
+		assert.Contains(t, err.Error(), tt.wantErr)
+	}
+	_, err = parseFlags([]string{"-h"}, io.Discard)
+	assert.ErrorIs(t, err, flag.ErrHelp)
+}

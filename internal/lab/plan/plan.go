@@ -1,0 +1,277 @@
+package plan
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Config is what the plan ranges over.
+type Config struct {
+	Workloads []Workload
+	Modes     []string
+	Drivers   []string // in the order given
+	// Model is "closed" (constant callers, levels are caller counts) or
+	// "open" (constant arrival rate, levels are calls per second).
+	Model string
+	// Levels are the load levels of every driver but h2load; H2loadLevels
+	// are h2load's (it is the counter's ceiling driver, and its runs cost the
+	// time budget as much as anyone's).
+	Levels       []int
+	H2loadLevels []int
+	Reps         int
+	Factors      Space
+}
+
+// LevelsOf are the load levels a driver runs at.
+func (c Config) LevelsOf(driver string) []int {
+	if driver == "h2load" {
+		return c.H2loadLevels
+	}
+	return c.Levels
+}
+
+// Spec is one cell of the comparison's grid: one run.
+type Spec struct {
+	Index    int    `json:"index"` // 1-based, in execution order
+	ID       string `json:"id"`
+	Workload string `json:"workload"`
+	Scenario string `json:"scenario,omitempty"`
+	Driver   string `json:"driver"`
+	Factors  Point  `json:"factors"`
+	Mode     string `json:"mode"`
+	Model    string `json:"model"`
+	Level    int    `json:"level"` // callers (closed) or calls/s (open)
+	Rep      int    `json:"rep"`   // 1-based
+}
+
+// WorkloadDef is the spec's workload.
+func (s Spec) WorkloadDef() Workload {
+	w, _ := LookupWorkload(s.Workload)
+	return w
+}
+
+// LevelUnit names what the level counts in run ids.
+func LevelUnit(model string) string {
+	if model == "open" {
+		return "rate"
+	}
+	return "vus"
+}
+
+// Serves says whether a driver can run a workload under a model.
+type Serves func(driver string, wl Workload, model string) bool
+
+// Layout lays out the runs: repetitions outermost so that drift over time
+// hits every mode and driver alike, and modes alternating in direction from
+// one repetition to the next (A B C, C B A, …) so no mode always runs
+// first. Cells no mode can fill (NACells) get no runs.
+func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
+	na := NACells(cfg, cat)
+	var specs []Spec
+	for rep := 1; rep <= cfg.Reps; rep++ {
+		for _, wl := range cfg.Workloads {
+			for _, drv := range cfg.Drivers {
+				if !serves(drv, wl, cfg.Model) {
+					continue
+				}
+				seen := map[Point]bool{}
+				for _, pt := range cfg.Factors.Points() {
+					pt = pt.ForWorkload(wl.Kind)
+					if seen[pt] {
+						continue
+					}
+					seen[pt] = true
+					for _, level := range cfg.LevelsOf(drv) {
+						for i := range cfg.Modes {
+							mode := cfg.Modes[i]
+							if rep%2 == 0 {
+								mode = cfg.Modes[len(cfg.Modes)-1-i]
+							}
+							if _, ok := NAFor(na, wl.Name, mode, pt); ok {
+								continue
+							}
+							specs = append(specs, Spec{
+								Workload: wl.Name, Scenario: wl.Scenario, Driver: drv, Factors: pt, Mode: mode,
+								Model: cfg.Model, Level: level, Rep: rep,
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+	for i := range specs {
+		s := &specs[i]
+		s.Index = i + 1
+		s.ID = fmt.Sprintf("%03d-%s-%s-%s-%s%d%s-rep%d", s.Index, s.Workload, s.Driver, s.Mode, LevelUnit(s.Model), s.Level, s.Factors.IDSuffix(), s.Rep)
+	}
+	return specs
+}
+
+// ModeList is a server's -list-modes: every mode, in the server's order,
+// with the workload kinds it serves.
+type ModeList []ModeInfo
+
+// ModeInfo is one line of -list-modes.
+type ModeInfo struct {
+	Name      string
+	Workloads []string
+}
+
+// ParseModeList reads -list-modes' output: one mode a line, its name first,
+// then the workloads it serves.
+func ParseModeList(out string) ModeList {
+	var ml ModeList
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 0 {
+			ml = append(ml, ModeInfo{Name: f[0], Workloads: f[1:]})
+		}
+	}
+	return ml
+}
+
+// Names are the modes, in the server's order.
+func (ml ModeList) Names() []string {
+	var out []string
+	for _, m := range ml {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func (ml ModeList) lookup(mode string) (ModeInfo, bool) {
+	i := slices.IndexFunc(ml, func(m ModeInfo) bool { return m.Name == mode })
+	if i < 0 {
+		return ModeInfo{}, false
+	}
+	return ml[i], true
+}
+
+// serves reports whether mode is listed and serves kind.
+func (ml ModeList) serves(mode, kind string) bool {
+	m, ok := ml.lookup(mode)
+	return ok && slices.Contains(m.Workloads, kind)
+}
+
+// Catalog is what the server binary says it can run: its modes unasked, and
+// under the server arguments of each factor value swept (keyed "name=value").
+type Catalog struct {
+	Base  ModeList
+	Under map[string]ModeList
+}
+
+// CatalogKey keys Catalog.Under.
+func CatalogKey(factor, value string) string { return factor + "=" + value }
+
+// NA is a cell of the grid that has no runs because the mode cannot serve
+// it: the report shows it as n/a with the reason, never as an error or a
+// zero. Factor and Value are set when a factor's value is what the mode
+// cannot do; in JSON the value sits under the factor's key.
+type NA struct {
+	Workload string
+	Mode     string
+	Factor   string // a factor's Name
+	Value    string
+	Reason   string
+}
+
+// NACells lists the cells of the grid no mode can fill, one per workload,
+// mode and (where it matters) factor value. A mode the server does not list
+// at all is preflight's to report, not a cell's.
+func NACells(cfg Config, cat Catalog) []NA {
+	var out []NA
+	for _, wl := range cfg.Workloads {
+		for _, mode := range cfg.Modes {
+			if _, known := cat.Base.lookup(mode); !known {
+				continue
+			}
+			if !cat.Base.serves(mode, wl.Kind) {
+				out = append(out, NA{Workload: wl.Name, Mode: mode, Reason: fmt.Sprintf("%s does not serve the %s workload", mode, wl.Kind)})
+				continue
+			}
+			for i, f := range Factors {
+				if i >= len(cfg.Factors) || (f.Applies != nil && !f.Applies(wl.Kind)) {
+					continue
+				}
+				for _, v := range cfg.Factors[i] {
+					ml, asked := cat.Under[CatalogKey(f.Name, v)]
+					if asked && !ml.serves(mode, wl.Kind) {
+						out = append(out, NA{Workload: wl.Name, Mode: mode, Factor: f.Name, Value: v, Reason: f.refusal(mode, v)})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// NAFor finds the n/a entry of a cell, if it has one.
+func NAFor(cells []NA, workload, mode string, pt Point) (NA, bool) {
+	for _, c := range cells {
+		if c.Workload == workload && c.Mode == mode && (c.Factor == "" || pt.Get(c.Factor) == c.Value) {
+			return c, true
+		}
+	}
+	return NA{}, false
+}
+
+// MarshalJSON writes {"workload", "mode", <factor's JSON key>: value,
+// "reason"}.
+func (na NA) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	field := func(k string, v any) error {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+		return err
+	}
+	b.WriteByte('{')
+	err := field("workload", na.Workload)
+	err = cmp.Or(err, field("mode", na.Mode))
+	if na.Factor != "" {
+		f, _ := lookupFactor(na.Factor)
+		if f == nil {
+			return nil, fmt.Errorf("n/a cell: no factor %q", na.Factor)
+		}
+		err = cmp.Or(err, field(f.JSON, f.Encode(na.Value)))
+	}
+	err = cmp.Or(err, field("reason", na.Reason))
+	b.WriteByte('}')
+	return b.Bytes(), err
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (na *NA) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	var out NA
+	for k, p := range map[string]*string{"workload": &out.Workload, "mode": &out.Mode, "reason": &out.Reason} {
+		if raw, ok := m[k]; ok {
+			if err := json.Unmarshal(raw, p); err != nil {
+				return fmt.Errorf("n/a cell: %s: %w", k, err)
+			}
+		}
+	}
+	for _, f := range Factors {
+		if raw, ok := m[f.JSON]; ok {
+			v, err := f.Decode(raw)
+			if err != nil {
+				return fmt.Errorf("n/a cell: %s: %w", f.Name, err)
+			}
+			out.Factor, out.Value = f.Name, v
+		}
+	}
+	*na = out
+	return nil
+}

@@ -1,0 +1,182 @@
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/summary"
+	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+)
+
+// Check is one invariant checked through the API after a run.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Run is everything the report says of one run: the driver's summary and
+// the server's stats as received, plus what the runner measured and
+// checked. Written as runs/<id>.json.
+type Run struct {
+	plan.Spec
+	Started     time.Time        `json:"started"`
+	Result      *summary.Summary `json:"result"`
+	DriverExit  int              `json:"driver_exit_code"`
+	DriverProc  ProcUsage        `json:"driver_proc"`         // over the measured driver process's life
+	ServerProc  ProcUsage        `json:"server_proc"`         // over the same window, from /proc
+	StatsBefore json.RawMessage  `json:"server_stats_before"` // right after the reset, before the driver
+	Stats       json.RawMessage  `json:"server_stats"`        // AdminService/GetStats after the run
+	ServerExit  int              `json:"server_exit_code"`
+	StopSeconds float64          `json:"server_stop_seconds"`
+	Checks      []Check          `json:"invariants"`
+	Problems    []string         `json:"problems,omitempty"`
+	Profile     []string         `json:"profile,omitempty"` // files beside the record: CPU profile, trace
+	Derived     Derived          `json:"derived"`
+}
+
+// Failed reports whether the run broke an invariant or failed outright.
+func (r *Run) Failed() bool { return len(r.Problems) > 0 }
+
+// ServerStats is the server's GetStats after the run, typed. The runner
+// writes every field, zeros included, so a field a record lacks is one its
+// server did not have; fields from a newer server are skipped.
+func (r *Run) ServerStats() (*locklabv1.GetStatsResponse, error) {
+	if len(r.Stats) == 0 {
+		return nil, fmt.Errorf("run %s: no server stats", r.ID)
+	}
+	var st locklabv1.GetStatsResponse
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(r.Stats, &st); err != nil {
+		return nil, fmt.Errorf("run %s: server stats: %w", r.ID, err)
+	}
+	return &st, nil
+}
+
+// StoreBacked reports whether the run's mode kept state (noop does not).
+func (r *Run) StoreBacked() bool {
+	st, err := r.ServerStats()
+	return err == nil && st.GetStoreBacked()
+}
+
+// Derived are the per-run figures computed from the raw data; Load
+// recomputes them, so the report never trusts a stored copy.
+type Derived struct {
+	CallsPerSec        float64 `json:"calls_per_sec"`
+	ServerCores        float64 `json:"server_cores"`
+	ServerUtil         float64 `json:"server_util"` // of its own CPUs
+	DriverCores        float64 `json:"driver_cores"`
+	DriverUtil         float64 `json:"driver_util"`
+	ServerCPUPerCallUs float64 `json:"server_cpu_us_per_call"`
+	Class              Class   `json:"class"`
+	CPUs               int     `json:"cpus"` // the machine's
+}
+
+// Derive computes the run's derived figures.
+func Derive(r *Run) (Derived, error) {
+	d := Derived{CPUs: runtime.NumCPU()}
+	if r.Result == nil {
+		return d, fmt.Errorf("run %s: no driver result", r.ID)
+	}
+	d.CallsPerSec = r.Result.CallsPerS
+	if d.CallsPerSec == 0 && r.Result.DurationS > 0 {
+		d.CallsPerSec = float64(r.Result.Calls) / r.Result.DurationS
+	}
+	st, err := r.ServerStats()
+	if err != nil {
+		return d, err
+	}
+	server := r.ServerProc
+	if server.WallSeconds == 0 {
+		// The runner could not sample the server's /proc (it had
+		// exited): its own account of the window stands in.
+		server = ProcUsage{CPUSeconds: st.GetCpuSeconds(), WallSeconds: st.GetWindowSeconds()}
+	}
+	d.ServerCores, d.ServerUtil = server.Cores(), server.Util(d.CPUs)
+	d.DriverCores, d.DriverUtil = r.DriverProc.Cores(), r.DriverProc.Util(d.CPUs)
+	if len(server.CPUs) == 0 && len(r.DriverProc.CPUs) == 0 {
+		// Unpinned, the two share the machine: each is judged against
+		// the CPU the other left it.
+		d.ServerUtil = d.ServerCores / max(0.01, float64(d.CPUs)-d.DriverCores)
+		d.DriverUtil = d.DriverCores / max(0.01, float64(d.CPUs)-d.ServerCores)
+	}
+	if n := st.GetRequests(); n > 0 {
+		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
+	}
+	d.Class = Classify(d.ServerUtil, d.DriverUtil)
+	return d, nil
+}
+
+// Load reads back the run records of a results directory, in run order, and
+// recomputes what is derived from them: the report can always be rebuilt
+// from these files alone.
+func Load(dir string) ([]*Run, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var runs []*Run
+	for _, p := range paths {
+		if strings.HasSuffix(p, SummarySuffix) { // the driver's own file
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var r Run
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if r.Derived, err = Derive(&r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		runs = append(runs, &r)
+	}
+	slices.SortFunc(runs, func(a, b *Run) int { return a.Index - b.Index })
+	return runs, nil
+}
+
+// SummarySuffix ends the name of a driver's summary beside a run's record.
+const SummarySuffix = ".summary.json"
+
+// ErrNoRuns is returned for a results directory without run records.
+var ErrNoRuns = errors.New("record: no runs")
+
+// LoadDir reads a results directory: its meta.json and its runs.
+func LoadDir(dir string) (Meta, []*Run, error) {
+	var meta Meta
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		return meta, nil, err
+	}
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return meta, nil, fmt.Errorf("meta.json: %w", err)
+	}
+	runs, err := Load(dir)
+	if err != nil {
+		return meta, nil, err
+	}
+	if len(runs) == 0 {
+		return meta, nil, fmt.Errorf("%s: %w", dir, ErrNoRuns)
+	}
+	return meta, runs, nil
+}
+
+// WriteJSON writes v as indented JSON, as every file of a results directory.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

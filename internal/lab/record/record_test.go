@@ -1,0 +1,79 @@
+package record
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/locklab/locklab/internal/summary"
+	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+)
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name           string
+		server, driver float64
+		want           Class
+	}{
+		{"server busy, driver idle", 0.97, 0.40, ClassServerBound},
+		{"server exactly at its bar", 0.90, 0.50, ClassServerBound},
+		{"server just under its bar", 0.8999, 0.50, ClassNeither},
+		{"driver just under its bar", 0.95, 0.8499, ClassServerBound},
+		{"driver exactly at its bar", 0.95, 0.85, ClassLoadBound},
+		{"driver busy, server not", 0.50, 0.99, ClassLoadBound},
+		{"both idle", 0.30, 0.30, ClassNeither},
+		{"over 100% (a CPU more than pinned)", 1.2, 0.1, ClassServerBound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Classify(tt.server, tt.driver))
+		})
+	}
+}
+
+func TestProcUsage(t *testing.T) {
+	u := ProcUsage{CPUs: []int{0, 1}, CPUSeconds: 3, WallSeconds: 2}
+	assert.Equal(t, 1.5, u.Cores())
+	assert.Equal(t, 0.75, u.Util(8), "a share of its own CPUs")
+	assert.Equal(t, 0.375, ProcUsage{CPUSeconds: 3, WallSeconds: 2}.Util(4), "unpinned: a share of the machine")
+	assert.Equal(t, 0.0, ProcUsage{}.Cores())
+}
+
+func TestDerive(t *testing.T) {
+	st := &locklabv1.GetStatsResponse{WindowSeconds: 10, CpuSeconds: 8, Requests: 50_000}
+	raw, err := protojson.Marshal(st)
+	require.NoError(t, err)
+	r := &Run{
+		Result:     &summary.Summary{Calls: 50_000, DurationS: 10},
+		Stats:      raw,
+		ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 9.5, WallSeconds: 10},
+		DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 3, WallSeconds: 10},
+	}
+	d, err := Derive(r)
+	require.NoError(t, err)
+	assert.Equal(t, 5000.0, d.CallsPerSec, "calls over the window when the driver gave no rate")
+	assert.InDelta(t, 0.95, d.ServerUtil, 1e-9)
+	assert.InDelta(t, 0.3, d.DriverUtil, 1e-9)
+	assert.InDelta(t, 160.0, d.ServerCPUPerCallUs, 1e-9, "the server's own CPU over its own request count")
+	assert.Equal(t, ClassServerBound, d.Class)
+	r.DriverProc.CPUSeconds = 9
+	assert.Equal(t, ClassLoadBound, mustDerive(t, r).Class, "the driver used nearly all of its CPU")
+
+	// Unpinned on 2 CPUs: the driver's share is of what the server left it.
+	r.ServerProc, r.DriverProc = ProcUsage{CPUSeconds: 8, WallSeconds: 10}, ProcUsage{CPUSeconds: 11, WallSeconds: 10}
+	d, err = Derive(r)
+	require.NoError(t, err)
+	if d.CPUs == 2 {
+		assert.InDelta(t, 1.1/1.2, d.DriverUtil, 1e-9)
+		assert.Equal(t, ClassLoadBound, d.Class)
+	}
+}
+
+func mustDerive(t *testing.T, r *Run) Derived {
+	t.Helper()
+	d, err := Derive(r)
+	require.NoError(t, err)
+	return d
+}

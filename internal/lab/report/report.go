@@ -1,0 +1,556 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+// The report is built once as a list of blocks and rendered twice, to
+// Markdown and to HTML, so both always say the same.
+type block interface{ isBlock() }
+
+type heading struct {
+	level int
+	text  string
+}
+
+type para string
+
+type table struct {
+	header []string
+	rows   [][]string
+}
+
+// chart is an SVG image; only the HTML rendering shows it.
+type chart struct {
+	title string
+	svg   []byte
+}
+
+// toc marks where the table of contents goes; it lists the headings of
+// levels 2 and 3 that follow.
+type toc struct{}
+
+func (heading) isBlock() {}
+func (para) isBlock()    {}
+func (table) isBlock()   {}
+func (chart) isBlock()   {}
+func (toc) isBlock()     {}
+
+// Report is a finished comparison.
+type Report struct {
+	Meta   record.Meta `json:"meta"`
+	Groups []*Group    `json:"groups"`
+}
+
+// New builds the report of a comparison from its runs.
+func New(meta record.Meta, runs []*record.Run) (*Report, error) {
+	groups, err := Aggregate(runs)
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Meta: meta, Groups: groups}, nil
+}
+
+// group returns the group of a section, level and mode, or nil.
+func (rep *Report) group(sec Section, level int, mode string) *Group {
+	for _, g := range rep.Groups {
+		if g.Section == sec && g.Level == level && g.Mode == mode {
+			return g
+		}
+	}
+	return nil
+}
+
+// sections lists the report's sections in the groups' order.
+func (rep *Report) sections() []Section {
+	var out []Section
+	for _, g := range rep.Groups {
+		if !slices.Contains(out, g.Section) {
+			out = append(out, g.Section)
+		}
+	}
+	return out
+}
+
+// levels lists the levels a section ran at, in order.
+func (rep *Report) levels(sec Section) []int {
+	var out []int
+	for _, g := range rep.Groups {
+		if g.Section == sec && !slices.Contains(out, g.Level) {
+			out = append(out, g.Level)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (rep *Report) levelName(level int) string {
+	if rep.Meta.Model == "open" {
+		return fmt.Sprintf("%d calls/s (open model)", level)
+	}
+	return fmt.Sprintf("%d callers", level)
+}
+
+// howToRead is the long explanation, said once per report.
+func (rep *Report) howToRead() string {
+	return "How to read: every figure is the median over a group's repetitions (one workload, driver, factor combination, " +
+		"level and mode); `[lo–hi]` is its 95% confidence interval (golang.org/x/perf's benchmath, which assumes nothing " +
+		"about the distribution and needs at least 6 runs for a 95% interval; with fewer the range of the runs is shown as `(min–max)`). " +
+		"Each run is classed by the CPU use of the server and of the driver over the measured window, each as a share of its own CPUs: " +
+		fmt.Sprintf("*server-bound* (server ≥ %.0f%%, driver < %.0f%%: the throughput is the design's), ", record.ServerBusy*100, record.DriverBusy*100) +
+		fmt.Sprintf("*load-bound* (driver ≥ %.0f%%: the throughput is the driver's) or *neither*. ", record.DriverBusy*100) +
+		"A verdict compares the best store-backed design with the runner-up by a Mann-Whitney U test (benchmath): on calls/s when " +
+		"every run of both was server-bound, otherwise on the server's CPU per call (the design's cost at that load), and it says which. " +
+		"\"no difference detected at n=5\" means p ≥ 0.05: not that the designs are equal, only that these runs cannot tell them apart " +
+		"(the smallest p a U test can give is 0.008 at 5 runs per side, 0.029 at 4, 0.1 at 3). " +
+		"`noop` answers without touching any store: the harness's ceiling. n/a marks a mode that does not serve a workload or a " +
+		"durability. Latency curves merge the repetitions' HDR histograms (or, for drivers without one, take the median of each percentile). " +
+		"Every figure comes from the raw files in `runs/`; `figures.json` names the runs behind each one."
+}
+
+func (rep *Report) blocks(withCharts bool) []block {
+	m := rep.Meta
+	pin := "server and driver not pinned (one CPU, or -pin=false)"
+	if len(m.ServerCPUs) > 0 {
+		pin = fmt.Sprintf("server on CPU %s (GOMAXPROCS=%d), driver on CPU %s (GOMAXPROCS=%d)",
+			plan.CPUList(m.ServerCPUs), len(m.ServerCPUs), plan.CPUList(m.DriverCPUs), len(m.DriverCPUs))
+	}
+	versions := []string{m.GoVersion}
+	for _, v := range []string{m.K6Version, m.H2loadVersion} {
+		if v != "" {
+			versions = append(versions, v)
+		}
+	}
+	out := []block{
+		heading{1, "locklab comparison: " + strings.Join(m.Modes, " vs ")},
+		para(fmt.Sprintf("Command: `%s`", m.Command)),
+		para(fmt.Sprintf("Machine: %d CPUs (%s), %s memory, Linux %s; %s; locklab commit %s%s. Started %s, finished %s.",
+			m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, strings.Join(versions, "; "), m.GitCommit,
+			map[bool]string{true: " with uncommitted changes", false: ""}[m.GitDirty],
+			m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))),
+		para(fmt.Sprintf("Configuration: workloads %s; modes %s; drivers %s; %s model at %s%s; factors: %s; "+
+			"%s measured after a %s warm-up; %d repetitions, interleaved; a fresh server for every run; %s.",
+			strings.Join(m.Workloads, ", "), strings.Join(m.Modes, ", "), strings.Join(m.Drivers, ", "), m.Model, joinInts(m.Levels),
+			h2loadLevelsNote(m), m.Factors, m.Duration, m.Warmup, m.Reps, pin)),
+		para(rep.howToRead()),
+		toc{},
+	}
+	if bad := rep.problems(); len(bad) > 0 {
+		out = append(out, heading{2, "Problems"}, para("These runs broke an invariant or failed; their figures are still in the tables."))
+		out = append(out, table{header: []string{"run", "problem"}, rows: bad})
+	}
+	if len(m.NA) > 0 {
+		var rows [][]string
+		for _, na := range m.NA {
+			under := "any"
+			if na.Factor != "" {
+				under = na.Factor + " " + na.Value
+			}
+			rows = append(rows, []string{na.Workload, na.Mode, under, na.Reason})
+		}
+		out = append(out, heading{2, "Not applicable"}, para("Cells shown as n/a: the mode cannot serve them, so they have no runs."),
+			table{header: []string{"workload", "mode", "factors", "why"}, rows: rows})
+	}
+	for _, sec := range rep.sections() {
+		out = append(out, heading{2, sec.String()})
+		out = append(out, rep.overview(sec))
+		if withCharts {
+			out = append(out, rep.charts(sec)...)
+		}
+		for _, level := range rep.levels(sec) {
+			out = append(out, heading{3, fmt.Sprintf("%s · %s · %s", sec.Workload, sec.Driver, rep.levelName(level))})
+			out = append(out, rep.levelTable(sec, level), para("Verdict "+rep.verdictText(sec, level)))
+			if withCharts {
+				out = append(out, rep.percentileChart(sec, level))
+			}
+		}
+	}
+	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
+		rep.runsTable())
+	return out
+}
+
+// runsTable lists every run with its class.
+func (rep *Report) runsTable() table {
+	var runs []*record.Run
+	for _, g := range rep.Groups {
+		runs = append(runs, g.records...)
+	}
+	slices.SortFunc(runs, func(a, b *record.Run) int { return a.Index - b.Index })
+	t := table{header: []string{"run", "class", "server CPU", "driver CPU", mCallsPerSec.Label, mP99.Label, "invariants"}}
+	for _, r := range runs {
+		inv := "held"
+		switch {
+		case r.Failed():
+			inv = "FAILED"
+		case !r.StoreBacked():
+			inv = "n/a"
+		}
+		t.rows = append(t.rows, []string{r.ID, string(r.Derived.Class), UnitShare.Format(r.Derived.ServerUtil), UnitShare.Format(r.Derived.DriverUtil),
+			fmtNum(r.Derived.CallsPerSec), fmtMs(r.Result.LatencyMs.P99), inv})
+	}
+	return t
+}
+
+func h2loadLevelsNote(m record.Meta) string {
+	if len(m.H2loadLevels) == 0 {
+		return ""
+	}
+	return " (h2load at " + joinInts(m.H2loadLevels) + ")"
+}
+
+func (rep *Report) problems() [][]string {
+	var rows [][]string
+	for _, g := range rep.Groups {
+		for _, r := range g.records {
+			for _, p := range r.Problems {
+				rows = append(rows, []string{r.ID, p})
+			}
+		}
+	}
+	return rows
+}
+
+// cell looks a group up, or says why there is none: n/a for a mode that
+// cannot serve the cell, — for one that simply did not run.
+func (rep *Report) cell(sec Section, level int, mode string) (*Group, string) {
+	if g := rep.group(sec, level, mode); g != nil {
+		return g, ""
+	}
+	if _, ok := plan.NAFor(rep.Meta.NA, sec.Workload, mode, sec.Factors); ok {
+		return nil, "n/a"
+	}
+	return nil, "—"
+}
+
+// overview is one table per section: levels down, modes across.
+func (rep *Report) overview(sec Section) table {
+	header := []string{"level"}
+	for _, mode := range rep.Meta.Modes {
+		header = append(header, mode+" calls/s", mode+" p99")
+	}
+	header = append(header, "runs by class", "verdict")
+	var rows [][]string
+	for _, level := range rep.levels(sec) {
+		row := []string{rep.levelName(level)}
+		classes := map[record.Class]int{}
+		for _, mode := range rep.Meta.Modes {
+			g, missing := rep.cell(sec, level, mode)
+			if g == nil {
+				row = append(row, missing, missing)
+				continue
+			}
+			for c, n := range g.Classes {
+				classes[c] += n
+			}
+			row = append(row, fmtCI(g.fig(mCallsPerSec), mCallsPerSec.Unit.Format), fmtMs(g.fig(mP99).Median))
+		}
+		rows = append(rows, append(row, fmtClasses(classes), rep.verdictText(sec, level)))
+	}
+	return table{header: header, rows: rows}
+}
+
+func fmtClasses(c map[record.Class]int) string {
+	var parts []string
+	for _, cl := range record.Classes {
+		if c[cl] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c[cl], cl))
+		}
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// levelTable is one level of a section, one column per mode: a row per
+// metric of the catalogue in a table block, each block followed by its rows
+// that are not one metric's.
+func (rep *Report) levelTable(sec Section, level int) table {
+	header := []string{"figure"}
+	type col struct {
+		g       *Group
+		missing string
+	}
+	var cols []col
+	var groups []*Group
+	for _, mode := range rep.Meta.Modes {
+		g, missing := rep.cell(sec, level, mode)
+		cols = append(cols, col{g, missing})
+		if g != nil {
+			groups = append(groups, g)
+			header = append(header, fmt.Sprintf("%s (%d runs)", mode, len(g.records)))
+		} else {
+			header = append(header, mode)
+		}
+	}
+	row := func(name string, cell func(g *Group) string) []string {
+		r := []string{name}
+		for _, c := range cols {
+			if c.g == nil {
+				r = append(r, c.missing)
+				continue
+			}
+			r = append(r, cell(c.g))
+		}
+		return r
+	}
+	fig := func(m *Metric) []string {
+		if m.Worst {
+			return row(m.Label+" (worst run)", func(g *Group) string { return m.Unit.Format(g.fig(m).Max) })
+		}
+		return row(m.Label, func(g *Group) string { return fmtCI(g.fig(m), m.Unit.Format) })
+	}
+	v, vok := rep.verdict(sec, level)
+	after := map[Block]func() [][]string{
+		BlockResult: func() [][]string {
+			return [][]string{row("vs the best other design", func(g *Group) string {
+				if !vok || !g.StoreBacked {
+					return "—"
+				}
+				return rep.againstBest(sec, level, g, v.Metric)
+			})}
+		},
+		BlockCPU: func() [][]string { return storeRows(groups, row) },
+		BlockServer: func() [][]string {
+			return [][]string{row("invariants", func(g *Group) string {
+				switch {
+				case !g.StoreBacked:
+					return "n/a: keeps no state"
+				case g.Failed > 0:
+					return fmt.Sprintf("FAILED in %d of %d runs", g.Failed, len(g.records))
+				}
+				return fmt.Sprintf("held in %d of %d runs", len(g.records), len(g.records))
+			})}
+		},
+	}
+	rows := [][]string{row("runs by class", func(g *Group) string { return fmtClasses(g.Classes) })}
+	for _, b := range blocks {
+		for _, m := range Catalogue {
+			if m.Block != b || m.PerOp != nil {
+				continue
+			}
+			if m.HideEmpty && !slices.ContainsFunc(groups, func(g *Group) bool { return g.fig(m).N > 0 }) {
+				continue
+			}
+			rows = append(rows, fig(m))
+		}
+		if f := after[b]; f != nil {
+			rows = append(rows, f()...)
+		}
+	}
+	return table{header: header, rows: rows}
+}
+
+// storeRows are the store latency's rows of a level, one per op: the
+// families' medians in one cell.
+func storeRows(groups []*Group, row func(string, func(*Group) string) []string) [][]string {
+	label := "store latency "
+	if n := latencySampleEvery(groups); n > 1 {
+		label = fmt.Sprintf("store latency (1 in %d sampled) ", n)
+	}
+	var rows [][]string
+	for _, op := range storeOps(groups) {
+		q := func(key string) *Metric { return family(key).forOp(op) }
+		count := q("store.%s.count")
+		rows = append(rows, row(label+op, func(g *Group) string {
+			if g.fig(count).N == 0 {
+				return "—"
+			}
+			ns := func(key string) string { m := q(key); return m.Unit.Format(g.fig(m).Median) }
+			return fmt.Sprintf("p50=%s p99=%s p99.9=%s max=%s (n=%s a run)", ns("store.%s.p50_ns"), ns("store.%s.p99_ns"),
+				ns("store.%s.p999_ns"), ns("store.%s.max_ns"), count.Unit.Format(g.fig(count).Median))
+		}))
+	}
+	return rows
+}
+
+// latencySampleEvery is the servers' store-latency sampling rate (the largest,
+// should runs differ).
+func latencySampleEvery(groups []*Group) uint32 {
+	var n uint32
+	for _, g := range groups {
+		for _, r := range g.records {
+			if st, err := r.ServerStats(); err == nil {
+				n = max(n, st.GetLatencySampleEvery())
+			}
+		}
+	}
+	return n
+}
+
+// designs are a level's store-backed groups.
+func (rep *Report) designs(sec Section, level int) []*Group {
+	var out []*Group
+	for _, mode := range rep.Meta.Modes {
+		if g := rep.group(sec, level, mode); g != nil && g.StoreBacked {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Verdict bases: what a level's verdict was judged on, and why.
+const (
+	basisServerBound = "on calls/s, every run server-bound"
+	basisNoLoadBound = "on calls/s, no run load-bound: the server set the pace, by its CPU or by what it waits for (a sync)"
+	basisCPUPerCall  = "on server CPU per call: not every run was server-bound"
+)
+
+// verdictMetric chooses what a level's verdict compares: calls/s when the
+// driver limited no run of the designs (every run server-bound, or some
+// neither: the server waited, on a sync say, with CPU to spare), the
+// server's CPU per call when the driver limited any.
+func verdictMetric(designs []*Group) (m *Metric, basis string) {
+	basis = basisServerBound
+	for _, g := range designs {
+		if g.Classes[record.ClassLoadBound] > 0 {
+			return mServerCPUPerCall, basisCPUPerCall
+		}
+		if g.Classes[record.ClassServerBound] != len(g.records) {
+			basis = basisNoLoadBound
+		}
+	}
+	return mCallsPerSec, basis
+}
+
+// verdict compares the best design of a level with the runner-up.
+func (rep *Report) verdict(sec Section, level int) (Verdict, bool) {
+	ds := rep.designs(sec, level)
+	if len(ds) < 2 {
+		return Verdict{}, false
+	}
+	m, basis := verdictMetric(ds)
+	higher := m.Better == Higher
+	slices.SortStableFunc(ds, func(a, b *Group) int {
+		c := cmp.Compare(a.fig(m).Median, b.fig(m).Median)
+		if higher {
+			return -c
+		}
+		return c
+	})
+	v := newVerdict(ds[0].Mode, ds[1].Mode, ds[0].fig(m), ds[1].fig(m), m.Label, higher)
+	v.Basis = basis
+	return v, true
+}
+
+// verdictText is the verdict with what it was judged on.
+func (rep *Report) verdictText(sec Section, level int) string {
+	v, ok := rep.verdict(sec, level)
+	if !ok {
+		switch ds := rep.designs(sec, level); len(ds) {
+		case 0:
+			return "(no store-backed design ran)."
+		default:
+			return "(" + ds[0].Mode + " is the only design)."
+		}
+	}
+	return fmt.Sprintf("(%s): %s.", v.Basis, v)
+}
+
+// againstBest is a design's test against the best other design of its level.
+func (rep *Report) againstBest(sec Section, level int, g *Group, metricLabel string) string {
+	m := mCallsPerSec
+	if metricLabel != mCallsPerSec.Label {
+		m = mServerCPUPerCall
+	}
+	higher := m.Better == Higher
+	var best *Group
+	for _, o := range rep.designs(sec, level) {
+		if o == g {
+			continue
+		}
+		if best == nil || (higher && o.fig(m).Median > best.fig(m).Median) || (!higher && o.fig(m).Median < best.fig(m).Median) {
+			best = o
+		}
+	}
+	if best == nil {
+		return "—"
+	}
+	c := compare(g.fig(m), best.fig(m))
+	d := relDiff(best.fig(m).Median, g.fig(m).Median)
+	return fmt.Sprintf("%s %+.1f%% vs %s, %s", m.Label, d*100, best.Mode, c)
+}
+
+// Markdown renders the report as GitHub-flavoured Markdown.
+func (rep *Report) Markdown() string {
+	var b strings.Builder
+	blocks := rep.blocks(false)
+	anchors := headingAnchors(blocks)
+	for i, blk := range blocks {
+		switch x := blk.(type) {
+		case heading:
+			fmt.Fprintf(&b, "%s %s\n\n", strings.Repeat("#", x.level), x.text)
+		case para:
+			fmt.Fprintf(&b, "%s\n\n", x)
+		case toc:
+			b.WriteString("Contents:\n\n")
+			for j, e := range blocks[i:] {
+				if h, ok := e.(heading); ok && h.level >= 2 {
+					fmt.Fprintf(&b, "%s- [%s](#%s)\n", strings.Repeat("  ", h.level-2), h.text, anchors[i+j])
+				}
+			}
+			b.WriteString("\n")
+		case table:
+			b.WriteString(mdRow(x.header))
+			seps := make([]string, len(x.header))
+			for i := range seps {
+				seps[i] = "---"
+			}
+			b.WriteString(mdRow(seps))
+			for _, r := range x.rows {
+				b.WriteString(mdRow(r))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// headingAnchors gives every heading the anchor GitHub gives it: lower case,
+// letters, digits, '-' and '_' kept, spaces to '-', the rest dropped, and
+// -1, -2 … after repeats.
+func headingAnchors(blocks []block) map[int]string {
+	out := map[int]string{}
+	seen := map[string]int{}
+	for i, blk := range blocks {
+		h, ok := blk.(heading)
+		if !ok {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(h.text) {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+				b.WriteRune(r)
+			case r == ' ':
+				b.WriteByte('-')
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			seen[a]++
+			a += "-" + strconv.Itoa(n)
+		} else {
+			seen[a] = 1
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func mdRow(cells []string) string {
+	esc := make([]string, len(cells))
+	for i, c := range cells {
+		esc[i] = strings.ReplaceAll(c, "|", `\|`)
+	}
+	return "| " + strings.Join(esc, " | ") + " |\n"
+}

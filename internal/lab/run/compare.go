@@ -1,0 +1,257 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
+)
+
+// ErrRunsFailed is returned when the report was written but a run broke an
+// invariant or failed: the comparison must not pass silently.
+var ErrRunsFailed = errors.New("some runs failed; see Problems in the report")
+
+// Compare runs the comparison and writes its results directory: every run's
+// record as it finishes, then the report. Progress goes to out.
+func Compare(ctx context.Context, cfg Config, out io.Writer) error {
+	cat, err := Catalog(cfg.Server, cfg.Factors)
+	if err != nil {
+		return err
+	}
+	if cfg.AllModes {
+		cfg.Modes = cat.Base.Names()
+	}
+	if err := preflight(cfg, cat); err != nil {
+		return err
+	}
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+	meta := newMeta(cfg, plan.NACells(cfg.Config, cat))
+	// Written now too, so that -rerender works on an interrupted run.
+	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return err
+	}
+	specs := plan.Layout(cfg.Config, cat, Serves)
+	if len(specs) == 0 {
+		return errors.New("nothing to run: no mode serves these workloads under these factors (see meta.json, not_applicable)")
+	}
+	fmt.Fprintf(out, "locklab compare: %d runs (%s × %s; drivers %s; %d reps), %s each after a %s warm-up, about %s; results in %s\n",
+		len(specs), strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cfg.Reps,
+		cfg.Duration, cfg.Warmup, PlanDuration(cfg, specs).Round(time.Second), cfg.Out)
+	if len(cfg.ServerCPUs) == 0 {
+		fmt.Fprintln(out, "CPU isolation: off (one CPU, or -pin=false): server and driver share the machine")
+	} else {
+		fmt.Fprintf(out, "CPU isolation: server on CPU %s, driver on CPU %s\n", plan.CPUList(cfg.ServerCPUs), plan.CPUList(cfg.DriverCPUs))
+	}
+	for _, na := range meta.NA {
+		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
+	}
+	runs, runErr := runAll(ctx, cfg, processes{}, specs, out)
+	meta.Finished = time.Now().UTC()
+	if len(runs) == 0 {
+		return runErr
+	}
+	rep, err := report.New(meta, runs)
+	if err != nil {
+		return err
+	}
+	if err := report.Write(cfg.Out, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "report: %s\n        %s\n", filepath.Join(cfg.Out, "report.md"), filepath.Join(cfg.Out, "report.html"))
+	if runErr != nil {
+		return fmt.Errorf("stopped after %d of %d runs (the report covers those): %w", len(runs), len(specs), runErr)
+	}
+	if slices.ContainsFunc(runs, (*record.Run).Failed) {
+		return ErrRunsFailed
+	}
+	return nil
+}
+
+// Preflight checks, running nothing, what Compare checks before its first
+// run: the binaries, the scripts, the modes and the server's flags.
+func Preflight(cfg Config) error {
+	cat, err := Catalog(cfg.Server, cfg.Factors)
+	if err != nil {
+		return err
+	}
+	if cfg.AllModes {
+		cfg.Modes = cat.Base.Names()
+	}
+	return preflight(cfg, cat)
+}
+
+// PlanDuration estimates how long the plan takes on a 2-CPU machine: each
+// run's warm-up and measured window, about 0.1 s to start and stop its server
+// and drivers, and the time its two driver processes take to open their
+// connections (measured: about 1.5 ms a connection, so 3 s for two processes
+// of 1000 callers each).
+func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
+	var total time.Duration
+	for _, s := range specs {
+		conns := s.Level
+		switch {
+		case s.Model == "open":
+			conns = cfg.MaxVUs
+		case cfg.Conns > 0:
+			conns = min(conns, cfg.Conns)
+		}
+		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond
+	}
+	return total
+}
+
+// runAll runs every spec, writing each record as it finishes, and returns the
+// records. Progress goes to out.
+func runAll(ctx context.Context, cfg Config, p procs, specs []plan.Spec, out io.Writer) ([]*record.Run, error) {
+	runsDir := filepath.Join(cfg.Out, "runs")
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return nil, err
+	}
+	var runs []*record.Run
+	start := time.Now()
+	for i, spec := range specs {
+		rec, err := runOne(ctx, cfg, p, spec, runsDir)
+		if err != nil {
+			return runs, fmt.Errorf("run %s: %w", spec.ID, err)
+		}
+		if err := record.WriteJSON(filepath.Join(runsDir, spec.ID+".json"), rec); err != nil {
+			return runs, err
+		}
+		runs = append(runs, rec)
+		elapsed := time.Since(start)
+		left := time.Duration(float64(elapsed) / float64(i+1) * float64(len(specs)-i-1))
+		fmt.Fprintf(out, "[%d/%d] %s\n        %s | elapsed %s, about %s left\n",
+			i+1, len(specs), spec.ID, headline(rec), elapsed.Round(time.Second), left.Round(time.Second))
+	}
+	return runs, nil
+}
+
+func headline(r *record.Run) string {
+	s := fmt.Sprintf("%s, server %.0f%% of %d CPU, %s %.0f%% of %d CPU: %s",
+		report.Headline(r.Derived.CallsPerSec, r.Result.LatencyMs.P50, r.Result.LatencyMs.P99),
+		r.Derived.ServerUtil*100, cpuCount(r.ServerProc, r.Derived.CPUs), r.Driver, r.Derived.DriverUtil*100, cpuCount(r.DriverProc, r.Derived.CPUs), r.Derived.Class)
+	if r.Failed() {
+		s += fmt.Sprintf(", FAILED: %v", r.Problems)
+	}
+	return s
+}
+
+func cpuCount(u record.ProcUsage, machine int) int {
+	if len(u.CPUs) > 0 {
+		return len(u.CPUs)
+	}
+	return machine
+}
+
+// Catalog asks the server binary what it can run: -list-modes unasked, and
+// under the server arguments of every factor value swept that has any, so
+// that the server, not a copy of its registry here, says which cells are
+// n/a.
+func Catalog(bin string, sp plan.Space) (plan.Catalog, error) {
+	cat := plan.Catalog{Under: map[string]plan.ModeList{}}
+	var err error
+	if cat.Base, err = listModes(bin); err != nil {
+		return cat, err
+	}
+	for i, f := range plan.Factors {
+		if f.Server == nil || i >= len(sp) {
+			continue
+		}
+		for _, v := range sp[i] {
+			args := f.Server(v, plan.RunDirs{Data: os.TempDir()}) // -list-modes creates nothing
+			ml, err := listModes(bin, args...)
+			if err != nil {
+				return cat, fmt.Errorf("-%s %s: %w", f.Name, v, err)
+			}
+			cat.Under[plan.CatalogKey(f.Name, v)] = ml
+		}
+	}
+	return cat, nil
+}
+
+// listModes runs the server's -list-modes: one mode a line, its name first,
+// then the workloads it serves under the flags given.
+func listModes(bin string, args ...string) (plan.ModeList, error) {
+	out, err := exec.Command(bin, append([]string{"-list-modes"}, args...)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("%s -list-modes %s: %w: %s", bin, strings.Join(args, " "), err, firstLine(string(ee.Stderr)))
+		}
+		return nil, fmt.Errorf("%s not found: run `make build` first, or `make compare` (%w)", bin, err)
+	}
+	ml := plan.ParseModeList(string(out))
+	if len(ml) == 0 {
+		return nil, fmt.Errorf("%s -list-modes listed no mode", bin)
+	}
+	return ml, nil
+}
+
+// preflight fails fast, before any run, on a missing binary, script, mode
+// or server flag.
+func preflight(cfg Config, cat plan.Catalog) error {
+	type bin struct{ path, hint string }
+	var bins []bin
+	for _, name := range cfg.Drivers {
+		d, _ := LookupDriver(name)
+		path, hint := d.Binary(cfg)
+		bins = append(bins, bin{path, hint})
+		if name == "k6" {
+			for _, w := range cfg.Workloads {
+				if _, err := os.Stat(filepath.Join(cfg.Scripts, w.Script)); err != nil {
+					return fmt.Errorf("workload %s: %w", w.Name, err)
+				}
+			}
+		}
+	}
+	if len(cfg.ServerCPUs) > 0 {
+		bins = append(bins, bin{"taskset", "apt-get install util-linux"})
+	}
+	for _, b := range bins {
+		if _, err := exec.LookPath(b.path); err != nil {
+			return fmt.Errorf("%s not found: run `%s` first, or `make compare`", b.path, b.hint)
+		}
+	}
+	modes := cat.Base.Names()
+	for _, m := range cfg.Modes {
+		if !slices.Contains(modes, m) {
+			return fmt.Errorf("-modes: unknown mode %q; %s serves: %s", m, cfg.Server, strings.Join(modes, ", "))
+		}
+	}
+	if cfg.Profile != "" {
+		specs := plan.Layout(cfg.Config, cat, Serves)
+		if !slices.ContainsFunc(specs, func(s plan.Spec) bool { return isProfileRun(cfg.Profile, s) }) {
+			return fmt.Errorf("-profile %q: no such run; give a run's number (1..%d) or id", cfg.Profile, len(specs))
+		}
+	}
+	// Every flag a swept factor gives the server must be one it has.
+	help, _ := exec.Command(cfg.Server, "-h").CombinedOutput()
+	var need []string
+	for _, pt := range cfg.Factors.Points() {
+		need = append(need, pt.ServerArgs(plan.RunDirs{Data: os.TempDir()})...)
+	}
+	if cfg.Profile != "" {
+		need = append(need, "-metrics-addr")
+	}
+	for _, a := range need {
+		if strings.HasPrefix(a, "-") && !strings.Contains(string(help), "  "+a+" ") {
+			return fmt.Errorf("%s has no %s flag: build a server that has it (make build)", cfg.Server, a)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+)
+
+// Config is one comparison: the plan, and how to run it. NewConfig makes
+// one from the flags' values.
+type Config struct {
+	plan.Config
+	// AllModes: -modes all, every mode the server binary lists.
+	AllModes bool
+	MaxVUs   int // open model: callers a driver may use to keep the rate
+	Conns    int // connections per run; 0: the driver's default (one per caller)
+	Duration time.Duration
+	Warmup   time.Duration
+	// ServerCPUs and DriverCPUs are the disjoint CPU sets the two processes
+	// are pinned to; both nil when the machine has one CPU or -pin=false.
+	// A factor may move them per run (plan.Factor.Place).
+	ServerCPUs []int
+	DriverCPUs []int
+	Out        string // results directory; a timestamped one under results/ by default
+	K6         string // k6 binary
+	Load       string // the Go driver binary (cmd/load)
+	H2load     string // h2load binary
+	Server     string // locklab server binary
+	Scripts    string // folder of the k6 scripts
+	Command    string // the command line, for the report
+	// Profile names one run (its index or id) whose server is profiled: a
+	// CPU profile and a runtime trace over the measured window.
+	Profile string
+}
+
+// Options are the flags' values, as given.
+type Options struct {
+	Workloads, Modes, Drivers string
+	Model                     string
+	VUs, H2loadVUs, Rates     string
+	Ladder                    bool
+	MaxVUs, Conns, Reps       int
+	Duration, Warmup          time.Duration
+	Factors                   map[string]string // by factor name; a missing one is the default
+	Pin                       bool
+	ServerCPUs, DriverCPUs    string
+	Out, K6, Load, H2load     string
+	Server, Scripts, Profile  string
+}
+
+// SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
+const SeedLadder = "10,100,200,300,500,1000"
+
+// Defaults of `make compare`, chosen to finish within 8 minutes on a 2-CPU
+// machine: 2 workloads × 3 levels × 3 modes × 5 reps with the Go driver, and
+// 3 modes × 5 reps of h2load on the counter at 100 calls, each run a 1 s
+// warm-up and a 2 s measurement: 105 runs, about 5½ to 7 minutes with
+// starting, connecting (two processes of a thousand connections each at the
+// top level) and stopping (PlanDuration; the runner prints its estimate).
+// Five repetitions are the fewest for which a Mann-Whitney test can reach
+// p < 0.01 (its smallest p at n = 5 is 0.008; at n = 4, 0.029): should the
+// plan not fit on a slower machine, DefaultReps = 4 is the fallback.
+const (
+	DefaultWorkloads = "counter,bank-A"
+	DefaultModes     = "mutex,inputQ,noop"
+	DefaultDrivers   = "go,h2load"
+	DefaultLevels    = "10,100,1000"
+	DefaultH2Levels  = "100"
+	DefaultDuration  = 2 * time.Second
+	DefaultWarmup    = time.Second
+	DefaultMaxVUs    = 1000
+	// DefaultConns: the callers of a run share 4 HTTP/2 connections. At
+	// one connection per caller the Go driver ran out of CPU before the
+	// server in nearly every run above 10 callers (docs/results/conns1:
+	// load-bound); sharing four, it drove the same server to several times
+	// the calls (docs/results/drivers). gRPC multiplexes the callers'
+	// streams either way; what changes is the driver's own cost per call.
+	DefaultConns = 4
+	DefaultReps  = 5
+)
+
+// NewConfig checks the flags' values and makes the comparison's Config.
+func NewConfig(o Options, numCPU int) (Config, error) {
+	cfg := Config{MaxVUs: o.MaxVUs, Conns: o.Conns, Duration: o.Duration, Warmup: o.Warmup,
+		Out: o.Out, K6: o.K6, Load: o.Load, H2load: o.H2load, Server: o.Server, Scripts: o.Scripts, Profile: o.Profile}
+	cfg.Model, cfg.Reps = o.Model, o.Reps
+	var err error
+	if cfg.Workloads, err = parseWorkloads(o.Workloads); err != nil {
+		return Config{}, err
+	}
+	if o.Modes == "all" {
+		cfg.AllModes = true
+	} else if cfg.Modes, err = plan.ParseList(o.Modes, "-modes"); err != nil {
+		return Config{}, err
+	}
+	if cfg.Drivers, err = parseDrivers(o.Drivers); err != nil {
+		return Config{}, err
+	}
+	if cfg.Factors, err = plan.ParseSpace(o.Factors); err != nil {
+		return Config{}, err
+	}
+	vus, h2vus := o.VUs, o.H2loadVUs
+	switch cfg.Model {
+	case "closed":
+		if o.Rates != "" {
+			return Config{}, errors.New("-rates goes with -model open")
+		}
+		if o.Ladder {
+			vus, h2vus = SeedLadder, SeedLadder
+		}
+		if cfg.Levels, err = plan.ParseInts(vus, "-vus", 1, 5000); err != nil {
+			return Config{}, err
+		}
+		if cfg.H2loadLevels, err = plan.ParseInts(h2vus, "-h2load-vus", 1, 5000); err != nil {
+			return Config{}, err
+		}
+	case "open":
+		if o.Rates == "" {
+			return Config{}, errors.New("-model open needs -rates, e.g. -rates 1000,5000")
+		}
+		if cfg.Levels, err = plan.ParseInts(o.Rates, "-rates", 1, 1_000_000); err != nil {
+			return Config{}, err
+		}
+		if cfg.MaxVUs < 1 || cfg.MaxVUs > 5000 {
+			return Config{}, fmt.Errorf("-max-vus %d: want 1..5000", cfg.MaxVUs)
+		}
+		if slices.Contains(cfg.Drivers, "h2load") {
+			return Config{}, errors.New("-driver h2load runs the closed model only: it cannot measure from intended start times")
+		}
+	default:
+		return Config{}, fmt.Errorf("-model %q: want closed or open", cfg.Model)
+	}
+	switch {
+	case cfg.Duration < time.Second:
+		return Config{}, fmt.Errorf("-duration %v: want at least 1s", cfg.Duration)
+	case cfg.Warmup < 0:
+		return Config{}, fmt.Errorf("-warmup %v: want 0 or more", cfg.Warmup)
+	case cfg.Warmup == 0 && slices.Contains(cfg.Drivers, "h2load"):
+		return Config{}, errors.New("-driver h2load needs a warm-up (-warmup > 0): its rate sizes the measured run")
+	case cfg.Reps < 1 || cfg.Reps > 100:
+		return Config{}, fmt.Errorf("-reps %d: want 1..100", cfg.Reps)
+	case cfg.Conns < 0 || cfg.Conns > 5000:
+		return Config{}, fmt.Errorf("-conns %d: want 0..5000", cfg.Conns)
+	}
+	if cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(o.Pin, o.ServerCPUs, o.DriverCPUs, numCPU); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// base is the comparison's CPU placement, before any factor moves it.
+func (cfg Config) base() plan.Placement {
+	return plan.Placement{Server: cfg.ServerCPUs, Driver: cfg.DriverCPUs}
+}
+
+func parseWorkloads(s string) ([]plan.Workload, error) {
+	names, err := plan.ParseList(s, "-workloads")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]plan.Workload, 0, len(names))
+	for _, n := range names {
+		w, ok := plan.LookupWorkload(n)
+		if !ok {
+			return nil, fmt.Errorf("-workloads: unknown workload %q; workloads: %s", n, strings.Join(plan.WorkloadNames(), ", "))
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func parseDrivers(s string) ([]string, error) {
+	names, err := plan.ParseList(s, "-driver")
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, ok := LookupDriver(n); !ok {
+			return nil, fmt.Errorf("-driver: unknown driver %q; drivers: %s", n, strings.Join(DriverNames(), ", "))
+		}
+	}
+	return names, nil
+}

@@ -1,0 +1,287 @@
+package run
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+)
+
+// The runner starts a goroutine per process; none may outlive a test.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// defaultOptions are the flags' defaults (cmd/compare declares the same).
+func defaultOptions() Options {
+	return Options{
+		Workloads: DefaultWorkloads, Modes: DefaultModes, Drivers: DefaultDrivers, Model: "closed",
+		VUs: DefaultLevels, H2loadVUs: DefaultH2Levels, MaxVUs: DefaultMaxVUs, Conns: DefaultConns, Reps: DefaultReps,
+		Duration: DefaultDuration, Warmup: DefaultWarmup, Pin: true,
+		K6: "bin/k6", Load: "bin/load", H2load: "h2load", Server: "bin/locklab", Scripts: "k6",
+	}
+}
+
+// testConfig is the defaults, changed by edit, on a 2-CPU machine.
+func testConfig(t *testing.T, edit func(o *Options)) Config {
+	t.Helper()
+	o := defaultOptions()
+	if edit != nil {
+		edit(&o)
+	}
+	cfg, err := NewConfig(o, 2)
+	require.NoError(t, err)
+	return cfg
+}
+
+// testCatalog is what today's server says: atomic keeps only the counter,
+// and neither atomic nor noop can keep a write-ahead log.
+func testCatalog() plan.Catalog {
+	all := plan.ParseModeList("mutex counter bank kv\natomic counter\ninputQ counter bank kv\nnoop counter bank kv\n")
+	wal := plan.ParseModeList("mutex counter bank kv\ninputQ counter bank kv\n")
+	return plan.Catalog{Base: all, Under: map[string]plan.ModeList{plan.CatalogKey("durability", "wal"): wal, plan.CatalogKey("durability", "none"): all}}
+}
+
+func layout(cfg Config) []plan.Spec { return plan.Layout(cfg.Config, testCatalog(), Serves) }
+
+func TestNewConfigDefaults(t *testing.T) {
+	cfg := testConfig(t, nil)
+	assert.Equal(t, []string{"mutex", "inputQ", "noop"}, cfg.Modes)
+	assert.Equal(t, []string{"go", "h2load"}, cfg.Drivers)
+	assert.Equal(t, []int{10, 100, 1000}, cfg.Levels)
+	assert.Equal(t, []int{100}, cfg.H2loadLevels)
+	assert.Equal(t, "closed", cfg.Model)
+	assert.Equal(t, 5, cfg.Reps, "five repetitions: a U test can reach p < 0.01")
+	require.Len(t, cfg.Workloads, 2)
+	assert.Equal(t, "counter", cfg.Workloads[0].Name)
+	assert.Equal(t, plan.Workload{Name: "bank-A", Kind: "bank", Script: "bank.js", Scenario: "A"}, cfg.Workloads[1])
+	assert.Equal(t, []plan.Point{plan.DefaultPoint()}, cfg.Factors.Points())
+	assert.Equal(t, []int{0}, cfg.ServerCPUs)
+	assert.Equal(t, []int{1}, cfg.DriverCPUs)
+}
+
+// TestDefaultPlanFitsTheBudget: make compare must finish within 8 minutes
+// on a 2-CPU machine; the plan's runs at their configured length, plus what
+// a run costs to start, connect and stop, must leave room to build.
+func TestDefaultPlanFitsTheBudget(t *testing.T) {
+	cfg := testConfig(t, nil)
+	specs := layout(cfg)
+	assert.Len(t, specs, 2*3*3*5+3*5, "go: 2 workloads × 3 levels × 3 modes × 5 reps; h2load: counter at 100 × 3 modes × 5 reps")
+	assert.Less(t, PlanDuration(cfg, specs), 7*time.Minute+30*time.Second)
+}
+
+func TestNewConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(o *Options)
+		wantErr string
+		check   func(t *testing.T, cfg Config)
+	}{
+		{name: "ladder", edit: func(o *Options) { o.Drivers, o.Ladder = "k6", true }, check: func(t *testing.T, cfg Config) {
+			assert.Equal(t, []int{10, 100, 200, 300, 500, 1000}, cfg.Levels)
+			assert.Equal(t, []string{"k6"}, cfg.Drivers)
+		}},
+		{name: "bank means bank-A", edit: func(o *Options) { o.Workloads = "bank,kv" }, check: func(t *testing.T, cfg Config) {
+			assert.Equal(t, "bank-A", cfg.Workloads[0].Name)
+			assert.Equal(t, "kv", cfg.Workloads[1].Name)
+		}},
+		{name: "open model", edit: func(o *Options) { o.Drivers, o.Model, o.Rates = "go", "open", "500,1000" }, check: func(t *testing.T, cfg Config) {
+			assert.Equal(t, []int{500, 1000}, cfg.Levels)
+		}},
+		{name: "all modes", edit: func(o *Options) { o.Modes = "all" }, check: func(t *testing.T, cfg Config) {
+			assert.True(t, cfg.AllModes, "the server binary names them")
+		}},
+		{name: "factors", edit: func(o *Options) {
+			o.Factors = map[string]string{"work": "0,10us", "durability": "none,wal", "skew": "0,0.99", "read-ratio": "default,0.9"}
+		}, check: func(t *testing.T, cfg Config) {
+			assert.Equal(t, []string{"0s", "10µs"}, cfg.Factors.Values("work"))
+			assert.Equal(t, []string{"none", "wal"}, cfg.Factors.Values("durability"))
+			assert.Equal(t, []string{"0", "0.99"}, cfg.Factors.Values("skew"))
+			assert.Equal(t, []string{"default", "0.9"}, cfg.Factors.Values("read-ratio"))
+			assert.Len(t, cfg.Factors.Points(), 16)
+		}},
+		{name: "no pinning", edit: func(o *Options) { o.Pin = false }, check: func(t *testing.T, cfg Config) {
+			assert.Nil(t, cfg.ServerCPUs)
+			assert.Nil(t, cfg.DriverCPUs)
+		}},
+		{name: "unknown workload", edit: func(o *Options) { o.Workloads = "counter,nosuch" }, wantErr: `unknown workload "nosuch"; workloads: bank-A, bank-B, bank-C, counter, kv`},
+		{name: "unknown driver", edit: func(o *Options) { o.Drivers = "go,wrk" }, wantErr: `-driver: unknown driver "wrk"; drivers: go, k6, h2load`},
+		{name: "empty item", edit: func(o *Options) { o.Modes = "mutex,,inputQ" }, wantErr: "empty item"},
+		{name: "duplicate", edit: func(o *Options) { o.Modes = "mutex,mutex" }, wantErr: `"mutex" given twice`},
+		{name: "vus not a number", edit: func(o *Options) { o.VUs = "10,x" }, wantErr: `-vus: "x" is not a whole number in 1..5000`},
+		{name: "vus zero", edit: func(o *Options) { o.VUs = "0" }, wantErr: "not a whole number in 1..5000"},
+		{name: "bad model", edit: func(o *Options) { o.Model = "half-open" }, wantErr: `-model "half-open": want closed or open`},
+		{name: "open without rates", edit: func(o *Options) { o.Model = "open" }, wantErr: "-model open needs -rates"},
+		{name: "open with h2load", edit: func(o *Options) { o.Model, o.Rates = "open", "100" }, wantErr: "-driver h2load runs the closed model only"},
+		{name: "rates with closed", edit: func(o *Options) { o.Rates = "100" }, wantErr: "-rates goes with -model open"},
+		{name: "short duration", edit: func(o *Options) { o.Duration = 500 * time.Millisecond }, wantErr: "want at least 1s"},
+		{name: "negative warmup", edit: func(o *Options) { o.Warmup = -time.Second }, wantErr: "want 0 or more"},
+		{name: "h2load without warm-up", edit: func(o *Options) { o.Warmup = 0 }, wantErr: "-driver h2load needs a warm-up"},
+		{name: "zero reps", edit: func(o *Options) { o.Reps = 0 }, wantErr: "-reps 0: want 1..100"},
+		{name: "bad work", edit: func(o *Options) { o.Factors = map[string]string{"work": "0,fast"} }, wantErr: `-work: "fast" is not a duration`},
+		{name: "bad durability", edit: func(o *Options) { o.Factors = map[string]string{"durability": "none,fsync"} }, wantErr: `-durability: "fsync": want none or wal`},
+		{name: "bad skew", edit: func(o *Options) { o.Factors = map[string]string{"skew": "-1"} }, wantErr: `-skew: "-1" is not a number in 0..1`},
+		{name: "skew one", edit: func(o *Options) { o.Factors = map[string]string{"skew": "0,1"} }, wantErr: "want 0 ≤ θ < 1"},
+		{name: "bad read ratio", edit: func(o *Options) { o.Factors = map[string]string{"read-ratio": "1.5"} }, wantErr: `-read-ratio: "1.5" is not a number in 0..1 or default`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := defaultOptions()
+			tt.edit(&o)
+			cfg, err := NewConfig(o, 2)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, cfg)
+		})
+	}
+}
+
+func TestCPUSets(t *testing.T) {
+	tests := []struct {
+		name           string
+		pin            bool
+		server, driver string
+		n              int
+		wantS, wantD   []int
+		wantErr        string
+	}{
+		{"two CPUs", true, "", "", 2, []int{0}, []int{1}, ""},
+		{"four CPUs", true, "", "", 4, []int{0, 1}, []int{2, 3}, ""},
+		{"one CPU: no pinning", true, "", "", 1, nil, nil, ""},
+		{"off", false, "", "", 2, nil, nil, ""},
+		{"given", true, "1", "0", 2, []int{1}, []int{0}, ""},
+		{"ranges", true, "0-2", "3", 4, []int{0, 1, 2}, []int{3}, ""},
+		{"overlap", true, "0-1", "1", 2, nil, nil, "share CPU 1"},
+		{"nothing left", true, "0-1", "", 2, nil, nil, "leaves the driver no CPU"},
+		{"out of range", true, "2", "", 2, nil, nil, `-server-cpus: "2" is not a CPU`},
+		{"sets without pinning", false, "0", "1", 2, nil, nil, "go with -pin"},
+		{"sets on one CPU", true, "0", "", 1, nil, nil, "this machine has 1 CPU"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, d, err := CPUSets(tt.pin, tt.server, tt.driver, tt.n)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantS, s)
+			assert.Equal(t, tt.wantD, d)
+		})
+	}
+	assert.Equal(t, []string{"taskset", "-c", "0,2", "bin/locklab"}, pinned([]int{0, 2}, []string{"bin/locklab"}))
+	assert.Equal(t, []string{"bin/locklab"}, pinned(nil, []string{"bin/locklab"}))
+	assert.Equal(t, []string{"GOMAXPROCS=2"}, gomaxprocsEnv([]int{0, 1}))
+	assert.Empty(t, gomaxprocsEnv(nil))
+	if runtime.NumCPU() >= 2 {
+		cfg, err := NewConfig(defaultOptions(), runtime.NumCPU())
+		require.NoError(t, err)
+		assert.NotEmpty(t, cfg.ServerCPUs)
+	}
+}
+
+func TestPlanInterleavesModesAndDrivers(t *testing.T) {
+	cfg := testConfig(t, func(o *Options) { o.Workloads, o.VUs, o.H2loadVUs, o.Reps = "counter,bank-A", "10,100", "10", 2 })
+	specs := layout(cfg)
+	// go: 2 workloads × 2 levels × 3 modes; h2load: the counter only, 1 level × 3 modes; twice.
+	require.Len(t, specs, 2*(2*2*3+1*3))
+	var order []string
+	for _, s := range specs[:6] {
+		order = append(order, s.Mode)
+	}
+	assert.Equal(t, []string{"mutex", "inputQ", "noop", "mutex", "inputQ", "noop"}, order)
+	assert.Equal(t, "001-counter-go-mutex-vus10-rep1", specs[0].ID)
+	assert.Equal(t, "h2load", specs[6].Driver, "drivers interleave within a repetition")
+	second := specs[len(specs)/2]
+	assert.Equal(t, 2, second.Rep)
+	assert.Equal(t, "noop", second.Mode, "the second repetition runs the modes in the opposite order")
+	ids := map[string]bool{}
+	for _, s := range specs {
+		assert.False(t, ids[s.ID], "duplicate id %s", s.ID)
+		ids[s.ID] = true
+		if s.Driver == "h2load" {
+			assert.Equal(t, "counter", s.Workload, "h2load drives the counter only")
+		}
+	}
+}
+
+func TestPlanFactors(t *testing.T) {
+	cfg := testConfig(t, func(o *Options) {
+		o.Drivers, o.Workloads, o.Modes, o.VUs, o.Reps = "go", "counter,bank-A", "mutex", "10", 1
+		o.Factors = map[string]string{"work": "0,10us", "skew": "0,0.99"}
+	})
+	specs := layout(cfg)
+	// the counter ignores skew: 2 work values; the bank: 2 × 2.
+	require.Len(t, specs, 2+4)
+	assert.Equal(t, "002-counter-go-mutex-vus10-w10us-rep1", specs[1].ID)
+	assert.Equal(t, "006-bank-A-go-mutex-vus10-w10us-skew0.99-rep1", specs[5].ID)
+	keys := map[plan.Point]bool{}
+	for _, s := range specs {
+		keys[s.Factors] = true
+	}
+	assert.Len(t, keys, 4, "counter: 2 points; bank: 4, of which the counter's two are the bank's unskewed ones")
+	assert.Equal(t, "work=10µs durability=none skew=0.99 read-ratio=default", specs[5].Factors.Key())
+	assert.Equal(t, "work 10µs, durability none, skew 0.99, read ratio default", specs[5].Factors.String())
+}
+
+func TestPlanSkipsNotApplicable(t *testing.T) {
+	cfg := testConfig(t, func(o *Options) {
+		o.Drivers, o.Workloads, o.Modes, o.VUs, o.Reps = "go", "counter,bank-A", "mutex,atomic,noop", "10", 1
+		o.Factors = map[string]string{"durability": "none,wal"}
+	})
+	na := plan.NACells(cfg.Config, testCatalog())
+	require.Equal(t, []plan.NA{
+		{Workload: "counter", Mode: "atomic", Factor: "durability", Value: "wal", Reason: "atomic cannot run with a write-ahead log"},
+		{Workload: "counter", Mode: "noop", Factor: "durability", Value: "wal", Reason: "noop cannot run with a write-ahead log"},
+		{Workload: "bank-A", Mode: "atomic", Reason: "atomic does not serve the bank workload"},
+		{Workload: "bank-A", Mode: "noop", Factor: "durability", Value: "wal", Reason: "noop cannot run with a write-ahead log"},
+	}, na)
+	var ids []string
+	for _, s := range layout(cfg) {
+		ids = append(ids, s.ID)
+	}
+	assert.Equal(t, []string{
+		"001-counter-go-mutex-vus10-rep1", "002-counter-go-atomic-vus10-rep1", "003-counter-go-noop-vus10-rep1", "004-counter-go-mutex-vus10-wal-rep1",
+		"005-bank-A-go-mutex-vus10-rep1", "006-bank-A-go-noop-vus10-rep1", "007-bank-A-go-mutex-vus10-wal-rep1",
+	}, ids)
+}
+
+func TestDriverCommands(t *testing.T) {
+	cfg := testConfig(t, func(o *Options) {
+		o.Model, o.Rates, o.MaxVUs, o.Drivers = "open", "300", 50, "go,k6"
+		o.Factors = map[string]string{"skew": "0.5"}
+	})
+	spec := layout(cfg)[0]
+	spec.Workload, spec.Scenario = "bank-B", "B"
+	spec.Factors = spec.Factors.With("skew", "0.5")
+	env := k6Env(cfg, Job{Spec: spec, Addr: "127.0.0.1:1234", Duration: 3 * time.Second, Summary: "/tmp/s.json"})
+	assert.ElementsMatch(t, []string{
+		"ADDR=127.0.0.1:1234", "MODEL=open", "DURATION=3s", "RESET=0",
+		"RATE=300", "MAX_VUS=50", "SCENARIO=B", "SKEW=0.5", "SUMMARY_JSON=/tmp/s.json",
+	}, env)
+	argv, _, err := k6Driver{}.Command(cfg, Job{Spec: spec, Addr: "a:1", Duration: time.Second})
+	require.NoError(t, err)
+	assert.Contains(t, argv, "--no-usage-report")
+	assert.Equal(t, "k6/bank.js", argv[len(argv)-1])
+
+	argv, _, err = goDriver{}.Command(cfg, Job{Spec: spec, Addr: "a:1", Duration: 3 * time.Second, Summary: "/tmp/s.json"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bin/load", "-addr", "a:1", "-workload", "bank", "-model", "open", "-duration", "3s", "-warmup", "0",
+		"-out", "/tmp/s.json", "-conns", strconv.Itoa(DefaultConns), "-skew", "0.5", "-read-ratio", "-1", "-scenario", "B", "-rate", "300", "-callers", "50"}, argv)
+}
+
+func TestServerArgs(t *testing.T) {
+	spec := plan.Spec{Mode: "inputQ-batch", Factors: plan.DefaultPoint().With("work", "10µs").With("durability", "wal")}
+	assert.Equal(t, []string{"-mode", "inputQ-batch", "-addr", "127.0.0.1:0", "-work", "10µs", "-durability", "wal", "-data-dir", "/d",
+		"-metrics-addr", "127.0.0.1:9"}, serverArgs(spec, "/d", "127.0.0.1:9"))
+	assert.Equal(t, []string{"-mode", "mutex", "-addr", "127.0.0.1:0"}, serverArgs(plan.Spec{Mode: "mutex"}, "/d", ""))
+}

@@ -1,0 +1,56 @@
+package run
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+func TestParseProcStat(t *testing.T) {
+	// A command name with spaces and parentheses; utime 250, stime 50 ticks.
+	line := "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0 100 1000000 200\n"
+	v, err := parseProcStat(line)
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, v)
+	_, err = parseProcStat("4242 no name here")
+	assert.Error(t, err)
+	_, err = parseProcStat("4242 (x) S 1 2")
+	assert.Error(t, err)
+
+	self, err := procCPUSeconds(os.Getpid())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, self, 0.0)
+}
+
+func TestWindowUsage(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// One second of connecting (the driver busy, the server idle), then two
+	// seconds of load with the server at 100% and the driver at 50%.
+	samples := []cpuSample{
+		{at(0), 0, 0}, {at(0.5), 0, 0.5}, {at(1), 0, 1},
+		{at(2), 1, 1.5}, {at(3), 2, 2},
+	}
+	server, driver := windowUsage(samples, 2)
+	assert.InDelta(t, 2, server.WallSeconds, 1e-9)
+	assert.InDelta(t, 1.0, server.Cores(), 1e-9, "the window leaves connecting out")
+	assert.InDelta(t, 0.5, driver.Cores(), 1e-9)
+
+	// Interpolated between samples: the window starts at 1.5 s.
+	server, driver = windowUsage(samples, 1.5)
+	assert.InDelta(t, 1.5, server.CPUSeconds, 1e-9)
+	assert.InDelta(t, 0.75, driver.CPUSeconds, 1e-9)
+
+	// The control: over the whole life the connecting second dilutes both.
+	server, _ = windowUsage(samples, 0)
+	assert.InDelta(t, 2.0/3, server.Cores(), 1e-9)
+	server, _ = windowUsage(samples, 10)
+	assert.InDelta(t, 3, server.WallSeconds, 1e-9, "a window longer than the samples is all of them")
+	server, _ = windowUsage(samples[:1], 2)
+	assert.Equal(t, record.ProcUsage{}, server)
+}

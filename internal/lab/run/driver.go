@@ -1,0 +1,195 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/summary"
+)
+
+// A Driver is a load generator the runner can start: it turns one job into
+// a command line, and reads the driver-neutral summary back once the process
+// has exited. Each lives in its own file; Drivers is the one list of them.
+type Driver interface {
+	Name() string
+	Doc() string
+	// Serves reports whether the driver can run a workload under a model.
+	Serves(wl plan.Workload, model string) bool
+	// Command is the driver's command line and extra environment.
+	Command(cfg Config, job Job) (argv, env []string, err error)
+	// Result reads the run's summary after the process has exited.
+	Result(cfg Config, job Job) (*summary.Summary, error)
+	// Version names the driver's build for meta.json ("" to leave out).
+	Version(cfg Config) string
+	// Binary is the program Command runs, and how to get it.
+	Binary(cfg Config) (path, hint string)
+}
+
+// Drivers are the load generators, in the order -h lists them.
+var Drivers = []Driver{goDriver{}, k6Driver{}, h2loadDriver{}}
+
+// DriverNames lists the drivers' names.
+func DriverNames() []string {
+	names := make([]string, len(Drivers))
+	for i, d := range Drivers {
+		names[i] = d.Name()
+	}
+	return names
+}
+
+// LookupDriver finds a driver by name.
+func LookupDriver(name string) (Driver, bool) {
+	for _, d := range Drivers {
+		if d.Name() == name {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Serves is the plan's view of the drivers.
+func Serves(driver string, wl plan.Workload, model string) bool {
+	d, ok := LookupDriver(driver)
+	return ok && d.Serves(wl, model)
+}
+
+// Job is one invocation of a driver: a warm-up or a measured run.
+type Job struct {
+	Spec     plan.Spec
+	Addr     string
+	Duration time.Duration
+	Warmup   bool
+	Summary  string           // where the driver writes its summary (h2load: the runner does)
+	Log      string           // the driver's stdout and stderr
+	Scratch  string           // a directory for the job's temporary files
+	Prior    *summary.Summary // the warm-up's summary, for a measured run
+	Place    plan.Placement   // the run's CPUs
+}
+
+// driverRun is what the runner records of one driver process: its exit
+// code, and both processes' CPU use over the driver's measured window.
+type driverRun struct {
+	ExitCode int
+	Driver   record.ProcUsage
+	Server   record.ProcUsage
+}
+
+// cpuSampleEvery is how often the runner reads both processes' CPU time
+// while a measured driver runs: the window's start falls between two
+// samples and is interpolated. /proc counts in 10 ms ticks.
+const cpuSampleEvery = 50 * time.Millisecond
+
+// runDriver runs one driver process to completion, pinned to the driver's
+// CPUs. With serverPID > 0 it samples both processes' CPU time while the
+// driver runs, and reports their use over the driver's measured window only:
+// the last duration_s seconds before the driver exited, so that connecting
+// (a second for a thousand connections) is not counted as load. ctx
+// cancellation stops the driver with SIGINT, which k6 and cmd/load treat as
+// an early end.
+func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, driverRun, error) {
+	argv, env, err := d.Command(cfg, job)
+	if err != nil {
+		return nil, driverRun{}, err
+	}
+	argv = pinned(job.Place.Driver, argv)
+	log, err := os.Create(job.Log)
+	if err != nil {
+		return nil, driverRun{}, err
+	}
+	defer log.Close()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), gomaxprocsEnv(job.Place.Driver)...), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, driverRun{}, fmt.Errorf("%s: %w", d.Name(), err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }() // joined below
+	var samples []cpuSample
+	sample := func(driverCPU float64) {
+		if serverPID <= 0 {
+			return
+		}
+		srv, err := procCPUSeconds(serverPID)
+		if err != nil {
+			return
+		}
+		samples = append(samples, cpuSample{t: time.Now(), server: srv, driver: driverCPU})
+	}
+	tick := time.NewTicker(cpuSampleEvery)
+	defer tick.Stop()
+	sample(0)
+loop:
+	for {
+		select {
+		case err = <-waited:
+			break loop
+		case <-tick.C:
+			if c, err := procCPUSeconds(cmd.Process.Pid); err == nil {
+				sample(c)
+			}
+		}
+	}
+	ps := cmd.ProcessState
+	driverTotal := (ps.UserTime() + ps.SystemTime()).Seconds()
+	sample(driverTotal) // the exact total at exit
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return nil, driverRun{}, fmt.Errorf("%s: %w", d.Name(), err)
+	}
+	if ctx.Err() != nil {
+		return nil, driverRun{}, ctx.Err()
+	}
+	run := driverRun{ExitCode: ps.ExitCode()}
+	res, err := d.Result(cfg, job)
+	if err != nil {
+		return nil, run, fmt.Errorf("%s exited %d and left no result (see %s): %w", d.Name(), run.ExitCode, filepath.Base(job.Log), err)
+	}
+	run.Server, run.Driver = windowUsage(samples, res.DurationS)
+	run.Server.CPUs, run.Driver.CPUs = job.Place.Server, job.Place.Driver
+	return res, run, nil
+}
+
+// cpuSample is both processes' CPU time so far, at one moment.
+type cpuSample struct {
+	t              time.Time
+	server, driver float64
+}
+
+// windowUsage is both processes' CPU use over the last window seconds of the
+// samples (all of them when the window is longer or unknown), the start
+// interpolated between the samples around it.
+func windowUsage(samples []cpuSample, window float64) (server, driver record.ProcUsage) {
+	if len(samples) < 2 {
+		return record.ProcUsage{}, record.ProcUsage{}
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	start := first
+	if span := last.t.Sub(first.t).Seconds(); window > 0 && window < span {
+		at := last.t.Add(-time.Duration(window * float64(time.Second)))
+		for i := 1; i < len(samples); i++ {
+			a, b := samples[i-1], samples[i]
+			if b.t.Before(at) {
+				continue
+			}
+			f := 0.0
+			if d := b.t.Sub(a.t); d > 0 {
+				f = float64(at.Sub(a.t)) / float64(d)
+			}
+			start = cpuSample{t: at, server: a.server + f*(b.server-a.server), driver: a.driver + f*(b.driver-a.driver)}
+			break
+		}
+	}
+	wall := last.t.Sub(start.t).Seconds()
+	return record.ProcUsage{CPUSeconds: last.server - start.server, WallSeconds: wall},
+		record.ProcUsage{CPUSeconds: last.driver - start.driver, WallSeconds: wall}
+}

@@ -1,0 +1,87 @@
+package run
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+func newMeta(cfg Config, na []plan.NA) record.Meta {
+	m := record.Meta{
+		Command:    cfg.Command,
+		Started:    time.Now().UTC(),
+		Model:      cfg.Model,
+		Modes:      cfg.Modes,
+		Drivers:    cfg.Drivers,
+		Levels:     cfg.Levels,
+		Conns:      cfg.Conns,
+		Factors:    cfg.Factors,
+		NA:         na,
+		Duration:   cfg.Duration.String(),
+		Warmup:     cfg.Warmup.String(),
+		Reps:       cfg.Reps,
+		ServerCPUs: cfg.ServerCPUs,
+		DriverCPUs: cfg.DriverCPUs,
+		CPUs:       runtime.NumCPU(),
+		GoVersion:  runtime.Version(),
+	}
+	if cfg.Model == "open" {
+		m.MaxVUsOpen = cfg.MaxVUs
+	}
+	for _, w := range cfg.Workloads {
+		m.Workloads = append(m.Workloads, w.Name)
+	}
+	m.CPUModel = procField("/proc/cpuinfo", "model name")
+	m.MemTotal = procField("/proc/meminfo", "MemTotal")
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	m.Hostname, _ = os.Hostname()
+	for _, name := range cfg.Drivers {
+		d, _ := LookupDriver(name)
+		switch name {
+		case "k6":
+			m.K6Version = d.Version(cfg)
+		case "h2load":
+			m.H2loadVersion = d.Version(cfg)
+			m.H2loadLevels = cfg.H2loadLevels
+		}
+	}
+	m.GitCommit = firstLine(output("git", "rev-parse", "--short", "HEAD"))
+	m.GitDirty = output("git", "status", "--porcelain", "--untracked-files=no") != ""
+	return m
+}
+
+func procField(path, key string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func output(name string, args ...string) string {
+	var out bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout = &out
+	if cmd.Run() != nil {
+		return ""
+	}
+	return strings.TrimSpace(out.String())
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
