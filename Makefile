@@ -162,14 +162,15 @@ $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
 # set-up). On 2 CPUs, 222 × 2 × 10 = 4,440 runs; a run of 50ms took 83ms of
 # wall time here (go test grows b.N up to the goal and overshoots it by a
 # fifth), so ~6 min. 100ms would take ~12: the rounds cost the benchtime, and
-# 10 × 50ms is as much measured time per row as the 6 × 100ms it replaces.
+# 10 × 50ms measure a row nearly as long as the 6 × 100ms they replace.
 # Every further CPU count adds ~3 min (a 64-CPU machine: 7 counts, ~21 min).
 # BENCH_STORE_RUN is the -bench regexp: `make bench-store BENCH_STORE_RUN=
 # 'Store/op=Increment$$/work=0s' BENCH_STORE_TIME=1x BENCH_STORE_ROUNDS=2` is a
 # smoke run of a few rows.
-# The raw output is kept beside the report with its spaces squeezed: go test's
-# name padding would bring the ~4,400 lines over the 200 KB limit for committed
-# files, and benchstat and benchreport read both alike.
+# The raw output is kept beside the report gzipped (bench.txt.gz, a few tens of
+# KB): ~4,400 lines would be over the 200 KB limit for committed files even
+# with go test's padding squeezed. benchreport reads it as it is; benchstat
+# after zcat.
 BENCH_STORE_TIME   ?= 50ms
 BENCH_STORE_ROUNDS ?= 10
 BENCH_STORE_CPUS   ?= $(shell $(GO) run ./cmd/benchreport -cpu-list $$(nproc))
@@ -196,6 +197,7 @@ bench-store: ## benchmark every store design × op × parallelism × critical se
 		$(GO) test -run '^$$' -bench '$(BENCH_STORE_RUN)' -benchmem -benchtime $(BENCH_STORE_TIME) -cpu "$$cpus" -count 1 -timeout 30m ./store \
 			| tee -a $(BIN)/bench-store.txt; \
 	done
-	tr -s ' ' < $(BIN)/bench-store.txt > $(BENCH_STORE_OUT)/bench.txt
+	rm -f $(BENCH_STORE_OUT)/bench.txt
+	gzip -9n < $(BIN)/bench-store.txt > $(BENCH_STORE_OUT)/bench.txt.gz
 	$(GO) run ./cmd/benchreport -command "$(strip make bench-store $(foreach v,BENCH_STORE_TIME BENCH_STORE_ROUNDS BENCH_STORE_CPUS BENCH_STORE_RUN,$(if $(filter command line environment,$(origin $(v))),$(v)='$($(v))')))" -out $(BENCH_STORE_OUT) $(BIN)/bench-store.txt
 	@echo "bench-store: $(BENCH_STORE_OUT)/store.md"

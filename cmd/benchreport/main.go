@@ -9,6 +9,7 @@
 // against CPUs per design.
 //
 //	go run ./cmd/benchreport -command "make bench-store" bin/bench-store.txt
+//	go run ./cmd/benchreport -out /tmp/r docs/results/store/bench.txt.gz
 //	go test -run '^$' -bench Store -benchmem -count 1 ./store | go run ./cmd/benchreport -out /tmp/r
 //	go run ./cmd/benchreport -cpu-list $(nproc)    # the -cpu list make bench-store runs
 //
@@ -16,12 +17,14 @@
 package main
 
 import (
+	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 func main() {
@@ -100,6 +103,15 @@ func run(cfg config, stdin io.Reader) error {
 		}
 		defer f.Close()
 		in, name = f, cfg.Input
+		if strings.HasSuffix(name, ".gz") {
+			// make bench-store keeps the raw output gzipped.
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			defer zr.Close()
+			in = zr
+		}
 	}
 	d, err := parse(in, name)
 	if err != nil {

@@ -46,6 +46,7 @@ func TestExitStatus(t *testing.T) {
 		{"empty -out", []string{"-out", "", samplePath}, 2, "-out must name a folder", ""},
 		{"missing input", []string{filepath.Join(t.TempDir(), "absent.txt")}, 1, "no such file", ""},
 		{"no Store results", []string{filepath.Join("testdata", "README.md")}, 1, "no BenchmarkStore results", ""},
+		{"not gzip", []string{notGzip(t)}, 1, "gzip: invalid header", ""},
 		{"cpu list", []string{"-cpu-list", "64"}, 0, "", "1,2,4,8,16,32,64\n"},
 		{"cpu list of no CPUs", []string{"-cpu-list", "0"}, 2, "-cpu-list 0: want the machine's CPU count, at least 1", ""},
 		{"cpu list not a number", []string{"-cpu-list", "two"}, 2, "invalid value", ""},
@@ -96,4 +97,12 @@ func TestParseFlags(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// notGzip is a file named like a gzipped raw output that is plain text.
+func notGzip(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bench.txt.gz")
+	require.NoError(t, os.WriteFile(path, []byte("BenchmarkStore 1 1 ns/op\n"), 0o644))
+	return path
 }

@@ -14,7 +14,7 @@ const (
 	reportFile   = "store.md"
 	chartFile    = "store-cs.png"
 	cpuChartFile = "store-cpus.png"
-	rawFile      = "bench.txt"
+	rawFile      = "bench.txt.gz"
 )
 
 // reportInput is what the Markdown is made from besides the data.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"flag"
 	"image"
 	"image/png"
@@ -309,6 +311,26 @@ func TestReportLinksRawOutput(t *testing.T) {
 			assert.Equal(t, tt.withRaw, strings.Contains(md, "]("+rawFile+")"))
 		})
 	}
+}
+
+// TestReportReadsGzip: the raw output as make bench-store commits it,
+// gzipped, gives the same report as the plain text.
+func TestReportReadsGzip(t *testing.T) {
+	_, want := readSample(t)
+	raw, err := os.ReadFile(samplePath)
+	require.NoError(t, err)
+	in := filepath.Join(t.TempDir(), rawFile)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err = zw.Write(raw)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(in, buf.Bytes(), 0o644))
+	dir := t.TempDir()
+	require.NoError(t, run(config{Out: dir, Command: "make bench-store", Input: in}, nil))
+	got, err := os.ReadFile(filepath.Join(dir, reportFile))
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got))
 }
 
 func TestReportReadsStdin(t *testing.T) {
