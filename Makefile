@@ -143,15 +143,39 @@ $(BIN)/benchstat: $(TOOLS)/go.mod $(TOOLS)/go.sum
 
 # BenchmarkStore is 222 benchmarks: 7 designs × 30 rows (Increment and
 # TransferMoney × 3 parallelisms × 3 critical sections, GetValue, GetBalance,
-# Put, Get × 3 parallelisms) plus atomic's 12 (the counter only). -count 6
-# (the fewest for which benchmath gives a 95% interval) makes 1,332 runs of
-# about BENCH_STORE_TIME each, plus ramp-up and set-up: ~3–4 minutes at 100ms.
-# Only -cpu 2: the store's targets are judged at the machine's 2 CPUs.
-# The raw output is kept beside the report with its spaces squeezed: go test's
-# name padding would bring the ~1,300 lines near the 200 KB limit for committed
-# files, and benchstat and benchreport read both alike.
-BENCH_STORE_TIME ?= 100ms
-BENCH_STORE_OUT  := docs/results/store
+# Put, Get × 3 parallelisms) plus atomic's 12 (the counter only).
+#
+# Rounds, not -count: each round is one `go test -count 1` over every design,
+# and BENCH_STORE_ROUNDS rounds run one after another, so the designs of a row
+# run seconds apart in every round and the machine's drift falls on all of
+# them alike (-count N would run one design's N runs back to back). benchreport
+# pairs round i of one design with round i of another; 10 rounds give the
+# median a 95% interval (benchmath needs 6) and the paired ratios room to
+# separate designs. The rounds' raw output is concatenated: benchstat and
+# benchreport read a repeated name as one more run.
+#
+# -cpu: 1, 2, and every power of two up to the machine's CPUs, and the
+# machine's own count if it is not one (benchreport -cpu-list $(nproc); on 64
+# CPUs 1,2,4,...,64). Set BENCH_STORE_CPUS to choose.
+#
+# Time: benchmarks × CPU counts × rounds × (BENCH_STORE_TIME + ramp-up and
+# set-up). On 2 CPUs, 222 × 2 × 10 = 4,440 runs; a run of 50ms took 83ms of
+# wall time here (go test grows b.N up to the goal and overshoots it by a
+# fifth), so ~6 min. 100ms would take ~12: the rounds cost the benchtime, and
+# 10 × 50ms measure a row nearly as long as the 6 × 100ms they replace.
+# Every further CPU count adds ~3 min (a 64-CPU machine: 7 counts, ~21 min).
+# BENCH_STORE_RUN is the -bench regexp: `make bench-store BENCH_STORE_RUN=
+# 'Store/op=Increment$$/work=0s' BENCH_STORE_TIME=1x BENCH_STORE_ROUNDS=2` is a
+# smoke run of a few rows.
+# The raw output is kept beside the report gzipped (bench.txt.gz, a few tens of
+# KB): ~4,400 lines would be over the 200 KB limit for committed files even
+# with go test's padding squeezed. benchreport reads it as it is; benchstat
+# after zcat.
+BENCH_STORE_TIME   ?= 50ms
+BENCH_STORE_ROUNDS ?= 10
+BENCH_STORE_CPUS   ?= $(shell $(GO) run ./cmd/benchreport -cpu-list $$(nproc))
+BENCH_STORE_RUN    ?= Store
+BENCH_STORE_OUT    := docs/results/store
 
 # What the server's measuring costs per command, for every design: the same
 # increments through a bare store, with its serial demand measured, with its
@@ -164,9 +188,16 @@ bench-measure: $(BIN)/benchstat ## price the server's measurements (store latenc
 	  $(BIN)/benchstat -col /measure -row /design,/par $(BIN)/bench-measure.txt; } > docs/results/measure-bench.txt
 
 .PHONY: bench-store
-bench-store: ## benchmark every store design × op × parallelism × critical section (~4 min) → docs/results/store/
+bench-store: ## benchmark every store design × op × parallelism × critical section × CPU count, in rounds (~6 min on 2 CPUs) → docs/results/store/
 	@mkdir -p $(BIN) $(BENCH_STORE_OUT)
-	$(GO) test -run '^$$' -bench Store -benchmem -benchtime $(BENCH_STORE_TIME) -cpu 2 -count 6 -timeout 30m ./store | tee $(BIN)/bench-store.txt
-	tr -s ' ' < $(BIN)/bench-store.txt > $(BENCH_STORE_OUT)/bench.txt
-	$(GO) run ./cmd/benchreport -command "make bench-store$(if $(filter-out 100ms,$(BENCH_STORE_TIME)), BENCH_STORE_TIME=$(BENCH_STORE_TIME))" -out $(BENCH_STORE_OUT) $(BIN)/bench-store.txt
+	@rm -f $(BIN)/bench-store.txt
+	@cpus='$(BENCH_STORE_CPUS)'; test -n "$$cpus" || { echo "bench-store: no CPU list (BENCH_STORE_CPUS)" >&2; exit 2; }; \
+	for round in $$(seq 1 $(BENCH_STORE_ROUNDS)); do \
+		echo "bench-store: round $$round of $(BENCH_STORE_ROUNDS), -cpu $$cpus" >&2; \
+		$(GO) test -run '^$$' -bench '$(BENCH_STORE_RUN)' -benchmem -benchtime $(BENCH_STORE_TIME) -cpu "$$cpus" -count 1 -timeout 30m ./store \
+			| tee -a $(BIN)/bench-store.txt; \
+	done
+	rm -f $(BENCH_STORE_OUT)/bench.txt
+	gzip -9n < $(BIN)/bench-store.txt > $(BENCH_STORE_OUT)/bench.txt.gz
+	$(GO) run ./cmd/benchreport -command "$(strip make bench-store $(foreach v,BENCH_STORE_TIME BENCH_STORE_ROUNDS BENCH_STORE_CPUS BENCH_STORE_RUN,$(if $(filter command line environment,$(origin $(v))),$(v)='$($(v))')))" -out $(BENCH_STORE_OUT) $(BIN)/bench-store.txt
 	@echo "bench-store: $(BENCH_STORE_OUT)/store.md"

@@ -11,16 +11,18 @@ import (
 // Files the report writes into its folder, and the raw output it links to
 // if the folder holds it (make bench-store copies it there).
 const (
-	reportFile = "store.md"
-	chartFile  = "store-cs.png"
-	rawFile    = "bench.txt"
+	reportFile   = "store.md"
+	chartFile    = "store-cs.png"
+	cpuChartFile = "store-cpus.png"
+	rawFile      = "bench.txt.gz"
 )
 
 // reportInput is what the Markdown is made from besides the data.
 type reportInput struct {
-	Command  string
-	HasChart bool
-	HasRaw   bool
+	Command     string
+	HasChart    bool
+	HasCPUChart bool
+	HasRaw      bool
 }
 
 // writeMarkdown renders store.md. Every figure in it comes from d.
@@ -50,7 +52,7 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 		facts = append(facts, "the input has no goos/goarch/cpu header")
 	}
 	p("- Machine (from the benchmark header): %s\n", strings.Join(facts, ", "))
-	p("- GOMAXPROCS (-cpu): %s; %d benchmark lines; runs per row: %s\n", joinInts(d.CPUs), d.Results, d.runCounts())
+	p("- GOMAXPROCS (-cpu): %s; %d benchmark lines; runs per row: %s (make bench-store runs one per round)\n", joinInts(d.CPUs), d.Results, d.runCounts())
 	p("- Designs, as columns in registry order:\n")
 	for _, name := range d.Designs {
 		doc := "not in the registry"
@@ -69,26 +71,52 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 		}
 	}
 
-	p("\n## Targets (issue 10, item 6)\n\n")
-	p("Judged on the medians at par=%d (goroutines per CPU), work=%v, -cpu %d. ", targetPar, targetWork, cpu)
+	p("\n## Targets\n\n")
+	p("The speed the store's designs were built to: a hand-off to an owner goroutine should cost little more than a lock, ")
+	p("flat combining should stay within 2× of a plain mutex on a hot counter, and striped locks should never lose to one lock on transfers. ")
+	p("Judged at par=%d (goroutines per CPU), work=%v, at every -cpu, on 95%% intervals: ", targetPar, targetWork)
+	p("**met** only when the whole interval is within the target, **not met** when the whole interval is outside it, **undecided** when it straddles the limit. ")
+	p("A limit in ns/op is judged on the interval of the median; a limit on a ratio of two designs on the interval of their per-round ratio (%s). ", pairingNote)
 	p("The owner-style or combining designs are %s: the registry's rows with Owner set, and `%s`.\n\n",
 		codeList(ownerOrCombining()), designCombining)
-	p("| target | verdict | measured |\n|---|---|---|\n")
+	p("| target | -cpu | verdict | measured |\n|---|--:|---|---|\n")
 	for _, t := range targets(d) {
-		p("| %s | **%s** | %s |\n", t.Name, t.Verdict, t.Detail)
+		cpu := "all"
+		if t.CPU > 0 {
+			cpu = fmt.Sprint(t.CPU)
+		}
+		p("| %s | %s | **%s** | %s |\n", t.Name, cpu, t.Verdict, t.Detail)
 	}
 
 	p("\n## Which design when\n\n")
-	p("From the medians at -cpu %d; \"p\" is the Mann-Whitney U test of the fastest against the next.\n\n", cpu)
-	for _, s := range whichDesignWhen(d) {
-		p("- **%s**\n  - %s\n", s.Op, s.ByPar)
-		if s.ByWork != "" {
-			p("  - %s\n", s.ByWork)
+	p("For every row configuration, the fastest median and the designs the intervals cannot tell from it (the leading group, each with its per-round ratio to the fastest and that ratio's 95%% interval), ")
+	p("then the fastest design the intervals put behind the group. A design is ahead of another only where the whole interval of their per-round ratio is on one side of 1 (%s). ", pairingNote)
+	p("Under each op, every pair of designs whose order so decided flips with parallelism, CPUs or the critical section, the other factors fixed.\n")
+	for _, op := range d.Ops {
+		p("\n### %s\n\n", op)
+		p("| -cpu | par | work | leading group (ns/op; ratio to the fastest) | next (ratio to the fastest) |\n|--:|--:|--:|---|---|\n")
+		for _, k := range d.opRows(op) {
+			st := d.standing(op, k.Par, k.Work, k.CPU)
+			next := d.next(st)
+			if next == "" {
+				next = "–"
+			}
+			p("| %d | %d | %v | %s | %s |\n", k.CPU, k.Par, k.Work, d.leading(st), next)
+		}
+		rs := d.reversals(op)
+		if len(rs) == 0 {
+			p("\nNo pair of designs changes order (where the intervals decide it) with parallelism, CPUs or the critical section.\n")
+			continue
+		}
+		p("\nWhere the order changes:\n\n")
+		for _, r := range rs {
+			p("- %s\n", r)
 		}
 	}
 
 	p("\n## Time per command\n\n")
 	p("ns/op: the median ± its 95%% confidence interval (benchmath, no distribution assumed; ± ∞: fewer runs than an interval needs). ")
+	p("A row whose runs split into two clusters shows each cluster's median and its number of runs instead, `low (n) / high (n)`: %s. ", clusterRule)
 	p("n/a: the design does not serve the op's workload (no row in the benchmark); –: that row did not run.\n")
 	for _, c := range d.CPUs {
 		for _, op := range d.Ops {
@@ -122,6 +150,15 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 		p("No chart: the input has none of %s at par=%d.\n", strings.Join(chartOps, ", "), targetPar)
 	}
 
+	p("\n## Time against CPUs\n\n")
+	if in.HasCPUChart {
+		p("ns/op (log scale) against GOMAXPROCS (-cpu, log scale), one panel per op, at par=%d (or the op's highest) and the op's shortest critical section; ", targetPar)
+		p("the error bars are the medians' 95%% intervals:\n\n")
+		p("![ns/op against CPUs](%s)\n", cpuChartFile)
+	} else {
+		p("No chart: the input has one -cpu only (%s).\n", joinInts(d.CPUs))
+	}
+
 	p("\n## Allocations\n\n")
 	offenders, measured := allocOffenders(d)
 	switch {
@@ -144,8 +181,16 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 	return err
 }
 
-// cell is one table cell: the median ± interval, n/a if the design never
-// ran the op, – if only this row is missing.
+// pairingNote says how the report pairs runs, wherever it compares two
+// designs.
+const pairingNote = "the i-th run of every row is paired with the i-th of every other: make bench-store makes it round i"
+
+// clusterRule is the rule of clusters, in the report's words.
+var clusterRule = fmt.Sprintf("sorted by log ns/op, the runs split at their largest gap that leaves at least %d on each side, "+
+	"if that gap is wider than %g× the wider side's own log range and than a ratio of %.2f", clusterMinRuns, clusterSpreadK, clusterMinGap)
+
+// cell is one table cell: the median ± interval, or the two clusters; n/a
+// if the design never ran the op, – if only this row is missing.
 func (d *Data) cell(k row) string {
 	if !d.Has(k.Design, k.Op) {
 		return "n/a"
@@ -154,7 +199,33 @@ func (d *Data) cell(k row) string {
 	if !ok {
 		return "–"
 	}
+	if c := clusters(d.rows[k].NsPerOp); c != nil {
+		return fmtClusters(c)
+	}
 	return fmtStat(s)
+}
+
+// interval is a row's median and 95% interval in ns/op, with its two
+// clusters if it has them.
+func (d *Data) interval(k row) string {
+	s, ok := d.NsPerOp(k)
+	if !ok {
+		return "–"
+	}
+	out := fmtNs(s.Summary.Center) + " " + fmtBounds(s.Summary.Lo, s.Summary.Hi, fmtNs)
+	if c := clusters(d.rows[k].NsPerOp); c != nil {
+		out += " (two clusters: " + fmtClusters(c) + ")"
+	}
+	return out
+}
+
+// fmtClusters is "202 (4) / 826 (2)": each cluster's median and run count.
+func fmtClusters(cs []cluster) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, fmt.Sprintf("%s (%d)", fmtNs(c.Median), c.N))
+	}
+	return strings.Join(s, " / ")
 }
 
 // runCounts is the range of runs per row, e.g. "6" or "3–6".
