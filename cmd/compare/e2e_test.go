@@ -60,7 +60,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder
-	require.NoError(t, cmd.run(ctx, &progress), progress.String())
+	require.NoError(t, cmd.run(ctx, &progress, &progress), progress.String())
 
 	p := progress.String()
 	assert.Contains(t, p, "[1/15] 001-counter-go-mutex-vus3-rep1")
@@ -162,7 +162,7 @@ func TestCompareFactorsEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	cmd.cfg.Command = "compare (test)"
 	var progress strings.Builder
-	require.NoError(t, cmd.run(t.Context(), &progress), progress.String())
+	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
 	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
 
 	records, err := record.Load(out)
