@@ -167,8 +167,12 @@ func (rep *Report) effectChart(rows []headlineRow, m *Metric) block {
 		plotter.XErrors
 	}
 	lo, hi := 0.0, 0.0
+	// NominalY counts from the bottom; the rows are drawn top down, in the
+	// table's order.
+	labels = make([]string, len(rows))
 	for i, r := range rows {
-		labels = append(labels, fmt.Sprintf("%s: %s vs %s", rep.cellName(r.cell), r.pair.Design, r.pair.Against))
+		y := len(rows) - 1 - i
+		labels[y] = fmt.Sprintf("%s: %s vs %s", rep.cellName(r.cell), r.pair.Design, r.pair.Against)
 		f, ok := rep.finding(r.cell, r.pair, m)
 		if !ok {
 			continue
@@ -178,7 +182,7 @@ func (rep *Report) effectChart(rows []headlineRow, m *Metric) block {
 		if !math.IsInf(f.Effect.Hi, 1) { // one block: no interval to draw
 			l, h = x-100*(f.Effect.Lo-1), 100*(f.Effect.Hi-1)-x
 		}
-		pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: float64(i)})
+		pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: float64(y)})
 		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{l, h})
 		lo, hi = min(lo, x-l), max(hi, x+h)
 	}
