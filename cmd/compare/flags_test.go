@@ -38,11 +38,25 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-nosuch"}, "flag provided but not defined"},
 		{[]string{"-work", "fast"}, `-work: "fast" is not a duration`},
 		{[]string{"-reps", "0"}, "-reps 0: want 1..100"},
+		{[]string{"-baseline", "sharded"}, "-baseline sharded is not among -modes (mutex,inputQ,noop): the baseline must run"},
+		{[]string{"-modes", "inputQ,noop"}, "-baseline mutex is not among -modes (inputQ,noop)"},
+		{[]string{"-baseline", "noop"}, "-baseline noop: noop keeps no state"},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		require.Error(t, err, tt.args)
 		assert.Contains(t, err.Error(), tt.wantErr)
 	}
+	cmd, err = parseFlags([]string{"-modes", "inputQ,sharded", "-baseline", "sharded", "-seed", "12345"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "sharded", cmd.cfg.Baseline)
+	assert.Equal(t, 12345, cmd.cfg.Seed, "a given seed is kept")
+	cmd, err = parseFlags([]string{"-seed", "0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 0, cmd.cfg.Seed, "zero is a seed like any other")
+	cmd, err = parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Positive(t, cmd.cfg.Seed, "no -seed: one drawn from the clock")
+
 	_, err = parseFlags([]string{"-h"}, io.Discard)
 	assert.ErrorIs(t, err, flag.ErrHelp)
 }

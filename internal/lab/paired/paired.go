@@ -332,3 +332,33 @@ func pval(p float64) string {
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64)
 }
+
+// Short renders the verdict for a table cell that already names the
+// designs and the metric, e.g.
+//
+//	−12% [−15%, −9%] p=0.004 p_adj=0.03
+//	+2.0% [−3.0%, +7.0%] p_adj=0.41: no difference detected, within ±7.0%
+//	−12% [−30%, +9%]: too few repetitions for a test (n=2 blocks)
+func (v Verdict) Short() string {
+	var b strings.Builder
+	b.WriteString(pct(v.Effect.GeoMean - 1))
+	if math.IsInf(v.Effect.Hi, 1) {
+		b.WriteString(" [no interval]")
+	} else {
+		fmt.Fprintf(&b, " [%s, %s]", pct(v.Effect.Lo-1), pct(v.Effect.Hi-1))
+	}
+	switch v.State {
+	case Detected:
+		fmt.Fprintf(&b, " p=%s p_adj=%s", pval(v.P), pval(v.AdjP))
+	case NoDifference:
+		fmt.Fprintf(&b, " p=%s p_adj=%s: no difference detected", pval(v.P), pval(v.AdjP))
+		if v.Effect.Contains(1) {
+			fmt.Fprintf(&b, ", within ±%s", pctAbs(v.Within))
+		} else {
+			fmt.Fprintf(&b, ", could detect ±%s", pctAbs(v.Detectable))
+		}
+	case TooFew:
+		fmt.Fprintf(&b, ": %s (%s)", TooFew, blocks(v.Effect.N))
+	}
+	return b.String()
+}

@@ -77,3 +77,44 @@ func mustDerive(t *testing.T, r *Run) Derived {
 	require.NoError(t, err)
 	return d
 }
+
+// TestStealAndLimit: steal comes from the CPU sets, and a run at
+// NotableSteal is flagged, one just under it not (the control). What limited
+// a run is said only where its CPU figures show it: a "neither" run whose
+// process was not busy but whose CPU set was names the set; one whose set
+// was not busy either says nothing, and never "the server set the pace".
+func TestStealAndLimit(t *testing.T) {
+	st := &locklabv1.GetStatsResponse{WindowSeconds: 10, CpuSeconds: 5, Requests: 50_000}
+	raw, err := protojson.Marshal(st)
+	require.NoError(t, err)
+	set := func(busy, steal float64) SetUsage { // over 10 s of one CPU
+		return SetUsage{CPUs: []int{0}, User: busy, Steal: steal, Idle: 10 - busy - steal}
+	}
+	r := &Run{
+		Result:     &summary.Summary{Calls: 50_000, DurationS: 10},
+		Stats:      raw,
+		ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 5, WallSeconds: 10},
+		DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 5, WallSeconds: 10},
+		ServerSet:  set(5, NotableSteal*10),
+		DriverSet:  set(5, 0),
+	}
+	d := mustDerive(t, r)
+	assert.InDelta(t, NotableSteal, d.Steal, 1e-9)
+	assert.True(t, d.HighSteal)
+	r.ServerSet = set(5, NotableSteal*10-0.01)
+	assert.False(t, mustDerive(t, r).HighSteal)
+
+	r.Derived = mustDerive(t, r)
+	require.Equal(t, ClassNeither, r.Derived.Class)
+	assert.Equal(t, "", r.Limit(), "half-busy process, half-busy set: the CPU figures do not say")
+	r.ServerSet = set(9.5, 0)
+	r.Derived = mustDerive(t, r)
+	assert.Equal(t, "the server's CPUs were 95% busy, the server itself 50%: the rest interrupts, softirq or other processes", r.Limit())
+	r.ServerProc.CPUSeconds = 9.5
+	r.Derived = mustDerive(t, r)
+	assert.Equal(t, "the server's CPU", r.Limit())
+	r.DriverProc.CPUSeconds = 9
+	r.Derived = mustDerive(t, r)
+	assert.Equal(t, "the driver's CPU", r.Limit())
+	assert.False(t, (&Run{}).ServerSet.Sampled(), "a record from before the sets were read")
+}

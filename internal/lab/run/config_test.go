@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // The runner starts a goroutine per process; none may outlive a test.
@@ -21,7 +24,7 @@ func defaultOptions() Options {
 	return Options{
 		Workloads: DefaultWorkloads, Modes: DefaultModes, Drivers: DefaultDrivers, Model: "closed",
 		VUs: DefaultLevels, H2loadVUs: DefaultH2Levels, MaxVUs: DefaultMaxVUs, Conns: DefaultConns, Reps: DefaultReps,
-		Duration: DefaultDuration, Warmup: DefaultWarmup, Pin: true,
+		Duration: DefaultDuration, Warmup: DefaultWarmup, Pin: true, Baseline: DefaultBaseline, Seed: 1,
 		K6: "bin/k6", Load: "bin/load", H2load: "h2load", Server: "bin/locklab", Scripts: "k6",
 	}
 }
@@ -52,10 +55,11 @@ func TestNewConfigDefaults(t *testing.T) {
 	cfg := testConfig(t, nil)
 	assert.Equal(t, []string{"mutex", "inputQ", "noop"}, cfg.Modes)
 	assert.Equal(t, []string{"go", "h2load"}, cfg.Drivers)
-	assert.Equal(t, []int{10, 100, 1000}, cfg.Levels)
+	assert.Equal(t, []int{10, 100}, cfg.Levels)
 	assert.Equal(t, []int{100}, cfg.H2loadLevels)
 	assert.Equal(t, "closed", cfg.Model)
-	assert.Equal(t, 5, cfg.Reps, "five repetitions: a U test can reach p < 0.01")
+	assert.Equal(t, "mutex", cfg.Baseline)
+	assert.GreaterOrEqual(t, cfg.Reps, 8, "a paired test needs blocks to have power")
 	require.Len(t, cfg.Workloads, 2)
 	assert.Equal(t, "counter", cfg.Workloads[0].Name)
 	assert.Equal(t, plan.Workload{Name: "bank-A", Kind: "bank", Script: "bank.js", Scenario: "A"}, cfg.Workloads[1])
@@ -70,8 +74,27 @@ func TestNewConfigDefaults(t *testing.T) {
 func TestDefaultPlanFitsTheBudget(t *testing.T) {
 	cfg := testConfig(t, nil)
 	specs := layout(cfg)
-	assert.Len(t, specs, 2*3*3*5+3*5, "go: 2 workloads × 3 levels × 3 modes × 5 reps; h2load: counter at 100 × 3 modes × 5 reps")
+	perBlock := len(cfg.Workloads)*len(cfg.Levels)*len(cfg.Modes) + len(cfg.H2loadLevels)*len(cfg.Modes) // h2load: the counter only
+	assert.Len(t, specs, perBlock*cfg.Reps)
 	assert.Less(t, PlanDuration(cfg, specs), 7*time.Minute+30*time.Second)
+	assert.Empty(t, PowerWarning(cfg, specs), "the default blocks are enough for the default report's tests")
+}
+
+// TestPowerWarning: a plan whose blocks cannot bring any of its report's
+// tests to the level after Holm is warned about before it runs; one more
+// block than that is not (the control).
+func TestPowerWarning(t *testing.T) {
+	cfg := testConfig(t, nil)
+	need, err := paired.MinBlocks(report.Alpha, report.Family(layout(cfg), cfg.Baseline))
+	require.NoError(t, err)
+	cfg.Reps = need - 1
+	w := PowerWarning(cfg, layout(cfg))
+	assert.Contains(t, w, fmt.Sprintf("-reps %d: the report will hold %d paired tests", need-1, report.Family(layout(cfg), cfg.Baseline)))
+	assert.Contains(t, w, fmt.Sprintf("at least %d blocks", need))
+	cfg.Reps = need
+	assert.Empty(t, PowerWarning(cfg, layout(cfg)))
+	cfg = testConfig(t, func(o *Options) { o.Modes, o.Baseline = "mutex", "mutex" })
+	assert.Empty(t, PowerWarning(cfg, layout(cfg)), "one design compares nothing: nothing to warn of")
 }
 
 func TestNewConfig(t *testing.T) {
@@ -122,6 +145,9 @@ func TestNewConfig(t *testing.T) {
 		{name: "negative warmup", edit: func(o *Options) { o.Warmup = -time.Second }, wantErr: "want 0 or more"},
 		{name: "h2load without warm-up", edit: func(o *Options) { o.Warmup = 0 }, wantErr: "-driver h2load needs a warm-up"},
 		{name: "zero reps", edit: func(o *Options) { o.Reps = 0 }, wantErr: "-reps 0: want 1..100"},
+		{name: "baseline not run", edit: func(o *Options) { o.Baseline = "rwmutex" }, wantErr: "-baseline rwmutex is not among -modes (mutex,inputQ,noop): the baseline must run"},
+		{name: "baseline noop", edit: func(o *Options) { o.Baseline = "noop" }, wantErr: "-baseline noop: noop keeps no state"},
+		{name: "baseline empty", edit: func(o *Options) { o.Baseline = "" }, wantErr: "-baseline is empty"},
 		{name: "bad work", edit: func(o *Options) { o.Factors = map[string]string{"work": "0,fast"} }, wantErr: `-work: "fast" is not a duration`},
 		{name: "bad durability", edit: func(o *Options) { o.Factors = map[string]string{"durability": "none,fsync"} }, wantErr: `-durability: "fsync": want none or wal`},
 		{name: "bad skew", edit: func(o *Options) { o.Factors = map[string]string{"skew": "-1"} }, wantErr: `-skew: "-1" is not a number in 0..1`},
@@ -190,20 +216,27 @@ func TestCPUSets(t *testing.T) {
 }
 
 func TestPlanInterleavesModesAndDrivers(t *testing.T) {
-	cfg := testConfig(t, func(o *Options) { o.Workloads, o.VUs, o.H2loadVUs, o.Reps = "counter,bank-A", "10,100", "10", 2 })
+	cfg := testConfig(t, func(o *Options) {
+		o.Workloads, o.VUs, o.H2loadVUs, o.Reps, o.Seed = "counter,bank-A", "10,100", "10", 4, 42
+	})
 	specs := layout(cfg)
-	// go: 2 workloads × 2 levels × 3 modes; h2load: the counter only, 1 level × 3 modes; twice.
-	require.Len(t, specs, 2*(2*2*3+1*3))
-	var order []string
-	for _, s := range specs[:6] {
-		order = append(order, s.Mode)
+	// go: 2 workloads × 2 levels × 3 modes; h2load: the counter only, 1 level × 3 modes; per block.
+	perBlock := 2*2*3 + 1*3
+	require.Len(t, specs, cfg.Reps*perBlock)
+	assert.Equal(t, "h2load", specs[6].Driver, "drivers interleave within a block")
+	for b := range cfg.Reps {
+		block := specs[b*perBlock : (b+1)*perBlock]
+		want := paired.Order(cfg.Seed, b+1, cfg.Modes)
+		for i := 0; i < len(block); i += len(cfg.Modes) {
+			var got []string
+			for _, s := range block[i : i+len(cfg.Modes)] {
+				assert.Equal(t, b+1, s.Rep, "a block is one repetition")
+				got = append(got, s.Mode)
+			}
+			assert.Equal(t, want, got, "block %d runs its modes in its own seeded order at every level", b+1)
+		}
 	}
-	assert.Equal(t, []string{"mutex", "inputQ", "noop", "mutex", "inputQ", "noop"}, order)
-	assert.Equal(t, "001-counter-go-mutex-vus10-rep1", specs[0].ID)
-	assert.Equal(t, "h2load", specs[6].Driver, "drivers interleave within a repetition")
-	second := specs[len(specs)/2]
-	assert.Equal(t, 2, second.Rep)
-	assert.Equal(t, "noop", second.Mode, "the second repetition runs the modes in the opposite order")
+	assert.Equal(t, fmt.Sprintf("001-counter-go-%s-vus10-rep1", paired.Order(cfg.Seed, 1, cfg.Modes)[0]), specs[0].ID)
 	ids := map[string]bool{}
 	for _, s := range specs {
 		assert.False(t, ids[s.ID], "duplicate id %s", s.ID)
@@ -212,6 +245,27 @@ func TestPlanInterleavesModesAndDrivers(t *testing.T) {
 			assert.Equal(t, "counter", s.Workload, "h2load drives the counter only")
 		}
 	}
+}
+
+// TestPlanSeedReproduces: the same seed lays out the same plan, and meta.json
+// records it; other seeds give other orders (the control: the order is
+// drawn, not fixed).
+func TestPlanSeedReproduces(t *testing.T) {
+	edit := func(seed int) func(o *Options) {
+		return func(o *Options) { o.Seed, o.Reps = seed, 6 }
+	}
+	cfg := testConfig(t, edit(7))
+	assert.Equal(t, layout(cfg), layout(testConfig(t, edit(7))))
+	meta := newMeta(cfg, nil)
+	require.NotNil(t, meta.Seed)
+	assert.Equal(t, layout(cfg), layout(testConfig(t, edit(*meta.Seed))), "the recorded seed reproduces the plan")
+	differ := 0
+	for seed := range 10 {
+		if !assert.ObjectsAreEqual(layout(cfg), layout(testConfig(t, edit(100+seed)))) {
+			differ++
+		}
+	}
+	assert.Positive(t, differ)
 }
 
 func TestPlanFactors(t *testing.T) {
@@ -247,11 +301,11 @@ func TestPlanSkipsNotApplicable(t *testing.T) {
 	}, na)
 	var ids []string
 	for _, s := range layout(cfg) {
-		ids = append(ids, s.ID)
+		ids = append(ids, s.ID[len("001-"):]) // the index follows the block's drawn order
 	}
-	assert.Equal(t, []string{
-		"001-counter-go-mutex-vus10-rep1", "002-counter-go-atomic-vus10-rep1", "003-counter-go-noop-vus10-rep1", "004-counter-go-mutex-vus10-wal-rep1",
-		"005-bank-A-go-mutex-vus10-rep1", "006-bank-A-go-noop-vus10-rep1", "007-bank-A-go-mutex-vus10-wal-rep1",
+	assert.ElementsMatch(t, []string{
+		"counter-go-mutex-vus10-rep1", "counter-go-atomic-vus10-rep1", "counter-go-noop-vus10-rep1", "counter-go-mutex-vus10-wal-rep1",
+		"bank-A-go-mutex-vus10-rep1", "bank-A-go-noop-vus10-rep1", "bank-A-go-mutex-vus10-wal-rep1",
 	}, ids)
 }
 

@@ -133,6 +133,7 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 		return nil, err
 	}
 	rec.Result, rec.DriverExit, rec.DriverProc, rec.ServerProc = res, run.ExitCode, run.Driver, run.Server
+	rec.ServerSet, rec.DriverSet = run.ServerSet, run.DriverSet
 	if prof != nil {
 		files, err := prof.wait()
 		if err != nil {
