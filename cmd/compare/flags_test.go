@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,10 +40,19 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-nosuch"}, "flag provided but not defined"},
 		{[]string{"-work", "fast"}, `-work: "fast" is not a duration`},
 		{[]string{"-reps", "0"}, "-reps 0: want 1..100"},
+		// Checked against this machine before anything runs (main exits 2).
+		{[]string{"-server-cpus", "1," + strconv.Itoa(runtime.NumCPU()+1), "-share-cpus"}, "needs CPU " + strconv.Itoa(runtime.NumCPU())},
+		{[]string{"-server-cpus", strconv.Itoa(runtime.NumCPU())}, "leaves the driver no CPU of its own"},
+		{[]string{"-server-cpus", "two"}, `-server-cpus: "two" is not a CPU count`},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		require.Error(t, err, tt.args)
 		assert.Contains(t, err.Error(), tt.wantErr)
+	}
+	if runtime.NumCPU() >= 2 {
+		cmd, err = parseFlags([]string{"-server-cpus", "1," + strconv.Itoa(runtime.NumCPU()), "-share-cpus"}, io.Discard)
+		require.NoError(t, err, "every CPU for the server, the driver on them too: asked for")
+		assert.True(t, cmd.cfg.ShareCPUs)
 	}
 	_, err = parseFlags([]string{"-h"}, io.Discard)
 	assert.ErrorIs(t, err, flag.ErrHelp)

@@ -33,10 +33,11 @@ type Run struct {
 	Started     time.Time        `json:"started"`
 	Result      *summary.Summary `json:"result"`
 	DriverExit  int              `json:"driver_exit_code"`
-	DriverProc  ProcUsage        `json:"driver_proc"`         // over the measured driver process's life
-	ServerProc  ProcUsage        `json:"server_proc"`         // over the same window, from /proc
-	StatsBefore json.RawMessage  `json:"server_stats_before"` // right after the reset, before the driver
-	Stats       json.RawMessage  `json:"server_stats"`        // AdminService/GetStats after the run
+	DriverProc  ProcUsage        `json:"driver_proc"`           // over the measured driver process's life
+	SharedCPUs  bool             `json:"shared_cpus,omitempty"` // the driver ran on the server's CPUs (-share-cpus)
+	ServerProc  ProcUsage        `json:"server_proc"`           // over the same window, from /proc
+	StatsBefore json.RawMessage  `json:"server_stats_before"`   // right after the reset, before the driver
+	Stats       json.RawMessage  `json:"server_stats"`          // AdminService/GetStats after the run
 	ServerExit  int              `json:"server_exit_code"`
 	StopSeconds float64          `json:"server_stop_seconds"`
 	Checks      []Check          `json:"invariants"`
@@ -108,6 +109,12 @@ func Derive(r *Run) (Derived, error) {
 		// the CPU the other left it.
 		d.ServerUtil = d.ServerCores / max(0.01, float64(d.CPUs)-d.DriverCores)
 		d.DriverUtil = d.DriverCores / max(0.01, float64(d.CPUs)-d.ServerCores)
+	}
+	if r.SharedCPUs {
+		// On one set, each is judged against what the other left it.
+		n := float64(len(r.ServerProc.CPUs))
+		d.ServerUtil = d.ServerCores / max(0.01, n-d.DriverCores)
+		d.DriverUtil = d.DriverCores / max(0.01, n-d.ServerCores)
 	}
 	if n := st.GetRequests(); n > 0 {
 		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6

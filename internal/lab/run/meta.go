@@ -28,6 +28,7 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 		Reps:       cfg.Reps,
 		ServerCPUs: cfg.ServerCPUs,
 		DriverCPUs: cfg.DriverCPUs,
+		ShareCPUs:  cfg.ShareCPUs,
 		CPUs:       runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
 	}
