@@ -135,3 +135,15 @@ func CPUSet(v string) (set []int, ok bool) {
 	}
 	return set, len(set) > 0
 }
+
+// StringWithout is String without the named factor: a series' heading over
+// the factor's values.
+func (p Point) StringWithout(name string) string {
+	var parts []string
+	p.each(func(f *Factor, v string) {
+		if f.Name != name {
+			parts = append(parts, f.Label+" "+v)
+		}
+	})
+	return strings.Join(parts, ", ")
+}

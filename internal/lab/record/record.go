@@ -80,6 +80,9 @@ type Derived struct {
 	ServerCPUPerCallUs float64 `json:"server_cpu_us_per_call"`
 	Class              Class   `json:"class"`
 	CPUs               int     `json:"cpus"` // the machine's
+	// Serial is the store's serial demand over the window; nil where the
+	// server reports none for the workload.
+	Serial *Serial `json:"serial,omitempty"`
 }
 
 // Derive computes the run's derived figures.
@@ -120,6 +123,7 @@ func Derive(r *Run) (Derived, error) {
 		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
 	}
 	d.Class = Classify(d.ServerUtil, d.DriverUtil)
+	d.Serial = serialOf(r.WorkloadDef().Kind, st)
 	return d, nil
 }
 
