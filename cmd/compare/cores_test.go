@@ -25,27 +25,32 @@ import (
 func TestCoresTargetFitsItsBudget(t *testing.T) {
 	mk, err := os.ReadFile("../../Makefile")
 	require.NoError(t, err)
-	var total time.Duration
-	for _, name := range []string{"CORES_CHECK", "CORES_DEMANDS"} {
-		m := regexp.MustCompile(`(?m)^` + name + `\s*:=\s*(.+)$`).FindSubmatch(mk)
-		require.NotNil(t, m, name)
-		cmd, err := parseFlags(strings.Fields(string(m[1])), io.Discard)
-		require.NoError(t, err, name)
-		cat := serverCatalog()
-		if cmd.cfg.AllModes {
-			cmd.cfg.Modes = cat.Base.Names() // as Compare does
+	planTime := func(extra ...string) time.Duration {
+		var total time.Duration
+		for _, name := range []string{"CORES_CHECK", "CORES_DEMANDS"} {
+			m := regexp.MustCompile(`(?m)^` + name + `\s*:=\s*(.+)$`).FindSubmatch(mk)
+			require.NotNil(t, m, name)
+			cmd, err := parseFlags(append(strings.Fields(string(m[1])), extra...), io.Discard)
+			require.NoError(t, err, name)
+			cat := serverCatalog()
+			if cmd.cfg.AllModes {
+				cmd.cfg.Modes = cat.Base.Names() // as Compare does
+			}
+			specs := plan.Layout(cmd.cfg.Config, cat, run.Serves)
+			require.NotEmpty(t, specs, name)
+			total += run.PlanDuration(cmd.cfg, specs)
 		}
-		specs := plan.Layout(cmd.cfg.Config, cat, run.Serves)
-		t.Logf("%s: %d runs, %v", name, len(specs), run.PlanDuration(cmd.cfg, specs))
-		require.NotEmpty(t, specs, name)
-		total += run.PlanDuration(cmd.cfg, specs)
+		return total
 	}
+	total := planTime()
 	help := regexp.MustCompile(`(?m)^cores:.*## .*\(~([0-9.]+) min\)$`).FindSubmatch(mk)
 	require.NotNil(t, help, "make help states the time")
 	stated, err := strconv.ParseFloat(string(help[1]), 64)
 	require.NoError(t, err)
 	assert.LessOrEqual(t, math.Abs(total.Minutes()-stated), 0.5, "estimated %v", total)
 	assert.LessOrEqual(t, total, 6*time.Minute)
+	// The control: six repetitions of each plan would not fit what help states.
+	assert.Greater(t, math.Abs(planTime("-reps", "6").Minutes()-stated), 0.5)
 }
 
 // serverCatalog is what the server binary's -list-modes says, taken from
