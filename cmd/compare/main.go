@@ -102,8 +102,9 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 		factors[f.Name] = fs.String(f.Name, f.Default, "factor: "+f.Usage)
 	}
 	fs.BoolVar(&o.Pin, "pin", true, "pin the server and the driver to disjoint CPU sets (needs 2 CPUs)")
-	fs.StringVar(&o.ServerCPUs, "server-cpus", "", "CPUs of the server, e.g. 0 or 0-1 (default: the first half)")
-	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver (default: the CPUs the server does not have)")
+	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver in taskset's syntax, e.g. 1 or 4-7,12 (default: the CPUs each run's server does not have)")
+	fs.BoolVar(&o.ShareCPUs, "share-cpus", false, "where a run's -server-cpus leave the driver no CPU of its own, run the driver on the server's CPUs "+
+		"(recorded, and flagged in the report: throughput is then shared-CPU throughput)")
 	fs.StringVar(&o.Out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&o.K6, "k6", "bin/k6", "k6 binary (make k6 builds the pinned one)")
 	fs.StringVar(&o.Load, "load", "bin/load", "the Go driver binary (make build builds it)")

@@ -34,6 +34,7 @@ type Meta struct {
 	Baseline      string `json:"baseline,omitempty"`
 	ServerCPUs    []int  `json:"server_cpus"` // empty: not pinned
 	DriverCPUs    []int  `json:"driver_cpus"`
+	ShareCPUs     bool   `json:"share_cpus"` // -share-cpus: a driver left no CPU of its own ran on the server's
 	CPUs          int    `json:"cpus"`
 	CPUModel      string `json:"cpu_model"`
 	MemTotal      string `json:"mem_total"`

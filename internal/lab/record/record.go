@@ -33,8 +33,9 @@ type Run struct {
 	Started    time.Time        `json:"started"`
 	Result     *summary.Summary `json:"result"`
 	DriverExit int              `json:"driver_exit_code"`
-	DriverProc ProcUsage        `json:"driver_proc"` // over the measured driver process's life
-	ServerProc ProcUsage        `json:"server_proc"` // over the same window, from /proc
+	DriverProc ProcUsage        `json:"driver_proc"`           // over the measured driver process's life
+	SharedCPUs bool             `json:"shared_cpus,omitempty"` // the driver ran on the server's CPUs (-share-cpus)
+	ServerProc ProcUsage        `json:"server_proc"`           // over the same window, from /proc
 	// ServerSet and DriverSet are the two CPU sets' time over the same
 	// window, from /proc/stat: what else ran on them, and steal.
 	ServerSet   SetUsage        `json:"server_cpu_set"`
@@ -91,6 +92,9 @@ type Derived struct {
 	Steal         float64 `json:"steal"`
 	// HighSteal flags a run with Steal ≥ NotableSteal.
 	HighSteal bool `json:"high_steal"`
+	// Serial is the store's serial demand over the window; nil where the
+	// server reports none for the workload.
+	Serial *Serial `json:"serial,omitempty"`
 }
 
 // Derive computes the run's derived figures.
@@ -121,6 +125,12 @@ func Derive(r *Run) (Derived, error) {
 		d.ServerUtil = d.ServerCores / max(0.01, float64(d.CPUs)-d.DriverCores)
 		d.DriverUtil = d.DriverCores / max(0.01, float64(d.CPUs)-d.ServerCores)
 	}
+	if r.SharedCPUs {
+		// On one set, each is judged against what the other left it.
+		n := float64(len(r.ServerProc.CPUs))
+		d.ServerUtil = d.ServerCores / max(0.01, n-d.DriverCores)
+		d.DriverUtil = d.DriverCores / max(0.01, n-d.ServerCores)
+	}
 	if n := st.GetRequests(); n > 0 {
 		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
 	}
@@ -128,6 +138,7 @@ func Derive(r *Run) (Derived, error) {
 	d.ServerSetBusy, d.DriverSetBusy = r.ServerSet.Busy(), r.DriverSet.Busy()
 	d.Steal = max(r.ServerSet.StealShare(), r.DriverSet.StealShare())
 	d.HighSteal = d.Steal >= NotableSteal
+	d.Serial = serialOf(r.WorkloadDef().Kind, st)
 	return d, nil
 }
 

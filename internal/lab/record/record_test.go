@@ -118,3 +118,34 @@ func TestStealAndLimit(t *testing.T) {
 	assert.Equal(t, "the driver's CPU", r.Limit())
 	assert.False(t, (&Run{}).ServerSet.Sampled(), "a record from before the sets were read")
 }
+
+// TestDeriveSerial: the run's workload's serial demand is read from the
+// server's stats, over the same window and calls as its CPU per call; a
+// server that reports none for the workload gives none.
+func TestDeriveSerial(t *testing.T) {
+	st := &locklabv1.GetStatsResponse{WindowSeconds: 2, CpuSeconds: 1.8, Requests: 40_000, Serial: []*locklabv1.SerialDemand{
+		{Workload: "counter", Resources: 1, BusySeconds: 0.8, MaxBusySeconds: 0.8, SampleEvery: 16},
+		{Workload: "bank", Resources: 16, BusySeconds: 1.6, MaxBusySeconds: 0.2, SampleEvery: 16},
+	}}
+	raw, err := protojson.Marshal(st)
+	require.NoError(t, err)
+	r := &Run{Result: &summary.Summary{Calls: 40_000, DurationS: 2}, Stats: raw,
+		ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 1.8, WallSeconds: 2}}
+	r.Workload = "bank-A"
+	d := mustDerive(t, r)
+	require.NotNil(t, d.Serial)
+	assert.Equal(t, 16, d.Serial.Resources)
+	assert.InDelta(t, 5.0, d.Serial.DemandUs(), 1e-9, "the busiest shard: 0.2 s over 40,000 calls")
+	assert.InDelta(t, 0.1, d.Serial.Util(), 1e-9)
+	r.Workload = "counter"
+	assert.InDelta(t, 20.0, mustDerive(t, r).Serial.DemandUs(), 1e-9)
+	r.Workload = "kv"
+	assert.Nil(t, mustDerive(t, r).Serial, "the control: no serial figure for a workload the server did not report")
+
+	// Shared CPUs: each process is judged against what the other left.
+	r.ServerProc, r.DriverProc = ProcUsage{CPUs: []int{0, 1}, CPUSeconds: 3, WallSeconds: 2}, ProcUsage{CPUs: []int{0, 1}, CPUSeconds: 1, WallSeconds: 2}
+	r.SharedCPUs = true
+	d = mustDerive(t, r)
+	assert.InDelta(t, 1.5/1.5, d.ServerUtil, 1e-9)
+	assert.InDelta(t, 0.5/0.5, d.DriverUtil, 1e-9)
+}

@@ -174,6 +174,8 @@ var Catalogue = []*Metric{
 	// A lock design has no queue: its server reports 0.
 	{Key: "queue_high_water", Label: "queue high-water", Unit: UnitCount, Block: BlockServer, SkipZero: true,
 		Read: stat(func(st *stats) float64 { return float64(st.GetQueueHighWater()) })},
+	// The serial resource and its demand per call (cores.go).
+	mSerialDemand, mSerialUtil, mSerialResources,
 }
 
 // The metrics the report's own logic names: the overview, the list of runs

@@ -150,6 +150,12 @@ func (rep *Report) blocks(withCharts bool) []block {
 		pin = fmt.Sprintf("server on CPU %s (GOMAXPROCS=%d), driver on CPU %s (GOMAXPROCS=%d)",
 			plan.CPUList(m.ServerCPUs), len(m.ServerCPUs), plan.CPUList(m.DriverCPUs), len(m.DriverCPUs))
 	}
+	if vs := m.Factors.Values(plan.ServerCPUs); len(vs) > 1 || (len(vs) == 1 && vs[0] != plan.DefaultPoint().Get(plan.ServerCPUs)) {
+		pin = "server on the CPUs each run's server CPUs name (GOMAXPROCS matching), driver on the CPUs the server leaves or -driver-cpus names (each run's record has both)"
+	}
+	if m.ShareCPUs {
+		pin += "; -share-cpus: where a run's server CPUs left the driver none of its own, the driver ran on the server's"
+	}
 	versions := []string{m.GoVersion}
 	for _, v := range []string{m.K6Version, m.H2loadVersion} {
 		if v != "" {
@@ -188,6 +194,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 	}
 	for _, sec := range rep.sections() {
 		out = append(out, heading{2, sec.String()})
+		out = append(out, rep.sharedNotes(sec)...)
 		out = append(out, rep.overview(sec))
 		if withCharts {
 			out = append(out, rep.charts(sec)...)
@@ -201,6 +208,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 			}
 		}
 	}
+	out = append(out, rep.coresBlocks(withCharts)...)
 	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
 		rep.runsTable())
 	return out

@@ -57,10 +57,16 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if w := PowerWarning(cfg, specs); w != "" {
 		fmt.Fprintln(warn, "warning:", w)
 	}
-	if len(cfg.ServerCPUs) == 0 {
-		fmt.Fprintln(out, "CPU isolation: off (one CPU, or -pin=false): server and driver share the machine")
-	} else {
-		fmt.Fprintf(out, "CPU isolation: server on CPU %s, driver on CPU %s\n", plan.CPUList(cfg.ServerCPUs), plan.CPUList(cfg.DriverCPUs))
+	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
+		p, _ := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v)) // NewConfig checked it
+		switch {
+		case len(p.Server) == 0:
+			fmt.Fprintln(out, "CPU isolation: off (one CPU, or -pin=false): server and driver share the machine")
+		case p.Shared:
+			fmt.Fprintf(out, "CPU isolation (server CPUs %s): server on CPU %s, driver on CPU %s, shared (-share-cpus)\n", v, plan.CPUList(p.Server), plan.CPUList(p.Driver))
+		default:
+			fmt.Fprintf(out, "CPU isolation (server CPUs %s): server on CPU %s, driver on CPU %s\n", v, plan.CPUList(p.Server), plan.CPUList(p.Driver))
+		}
 	}
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
@@ -239,8 +245,11 @@ func preflight(cfg Config, cat plan.Catalog) error {
 			}
 		}
 	}
-	if len(cfg.ServerCPUs) > 0 {
-		bins = append(bins, bin{"taskset", "apt-get install util-linux"})
+	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
+		if p, _ := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v)); len(p.Server) > 0 {
+			bins = append(bins, bin{"taskset", "apt-get install util-linux"})
+			break
+		}
 	}
 	for _, b := range bins {
 		if _, err := exec.LookPath(b.path); err != nil {

@@ -23,16 +23,21 @@ type Config struct {
 	Warmup   time.Duration
 	// ServerCPUs and DriverCPUs are the disjoint CPU sets the two processes
 	// are pinned to; both nil when the machine has one CPU or -pin=false.
-	// A factor may move them per run (plan.Factor.Place).
+	// A factor may move them per run (plan.Factor.Place; placement).
 	ServerCPUs []int
 	DriverCPUs []int
-	Out        string // results directory; a timestamped one under results/ by default
-	K6         string // k6 binary
-	Load       string // the Go driver binary (cmd/load)
-	H2load     string // h2load binary
-	Server     string // locklab server binary
-	Scripts    string // folder of the k6 scripts
-	Command    string // the command line, for the report
+	// ShareCPUs: a run whose server leaves the driver no CPU of its own
+	// runs the driver on the server's CPUs (-share-cpus).
+	ShareCPUs   bool
+	NumCPU      int    // the machine's
+	driverGiven bool   // -driver-cpus named the driver's CPUs
+	Out         string // results directory; a timestamped one under results/ by default
+	K6          string // k6 binary
+	Load        string // the Go driver binary (cmd/load)
+	H2load      string // h2load binary
+	Server      string // locklab server binary
+	Scripts     string // folder of the k6 scripts
+	Command     string // the command line, for the report
 	// Profile names one run (its index or id) whose server is profiled: a
 	// CPU profile and a runtime trace over the measured window.
 	Profile string
@@ -52,8 +57,8 @@ type Options struct {
 	Baseline                  string
 	Duration, Warmup          time.Duration
 	Factors                   map[string]string // by factor name; a missing one is the default
-	Pin                       bool
-	ServerCPUs, DriverCPUs    string
+	Pin, ShareCPUs            bool
+	DriverCPUs                string
 	Out, K6, Load, H2load     string
 	Server, Scripts, Profile  string
 }
@@ -162,8 +167,20 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	case cfg.Conns < 0 || cfg.Conns > 5000:
 		return Config{}, fmt.Errorf("-conns %d: want 0..5000", cfg.Conns)
 	}
-	if cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(o.Pin, o.ServerCPUs, o.DriverCPUs, numCPU); err != nil {
+	if cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(o.Pin, o.DriverCPUs, numCPU); err != nil {
 		return Config{}, err
+	}
+	cfg.NumCPU, cfg.ShareCPUs, cfg.driverGiven = numCPU, o.ShareCPUs, o.DriverCPUs != ""
+	if !o.Pin && o.ShareCPUs {
+		return Config{}, errors.New("-share-cpus goes with -pin")
+	}
+	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
+		if _, set := plan.CPUSet(v); set && !o.Pin {
+			return Config{}, errors.New("-server-cpus goes with -pin")
+		}
+		if _, err := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v)); err != nil {
+			return Config{}, err
+		}
 	}
 	return cfg, nil
 }

@@ -170,38 +170,76 @@ func TestNewConfig(t *testing.T) {
 	}
 }
 
-func TestCPUSets(t *testing.T) {
+// TestServerCPUs: -server-cpus is a factor whose every value is placed, and
+// checked against the machine, before anything runs; -share-cpus decides
+// whether a server that leaves the driver no CPU of its own may run.
+func TestServerCPUs(t *testing.T) {
+	type want struct {
+		server, driver []int
+		shared         bool
+	}
 	tests := []struct {
-		name           string
-		pin            bool
-		server, driver string
-		n              int
-		wantS, wantD   []int
-		wantErr        string
+		name    string
+		cpus    string // -server-cpus
+		driver  string // -driver-cpus
+		share   bool
+		pin     bool
+		n       int // the machine's CPUs
+		want    map[string]want
+		wantErr string
 	}{
-		{"two CPUs", true, "", "", 2, []int{0}, []int{1}, ""},
-		{"four CPUs", true, "", "", 4, []int{0, 1}, []int{2, 3}, ""},
-		{"one CPU: no pinning", true, "", "", 1, nil, nil, ""},
-		{"off", false, "", "", 2, nil, nil, ""},
-		{"given", true, "1", "0", 2, []int{1}, []int{0}, ""},
-		{"ranges", true, "0-2", "3", 4, []int{0, 1, 2}, []int{3}, ""},
-		{"overlap", true, "0-1", "1", 2, nil, nil, "share CPU 1"},
-		{"nothing left", true, "0-1", "", 2, nil, nil, "leaves the driver no CPU"},
-		{"out of range", true, "2", "", 2, nil, nil, `-server-cpus: "2" is not a CPU`},
-		{"sets without pinning", false, "0", "1", 2, nil, nil, "go with -pin"},
-		{"sets on one CPU", true, "0", "", 1, nil, nil, "this machine has 1 CPU"},
+		{name: "default on 2", cpus: "half", pin: true, n: 2, want: map[string]want{"half": {[]int{0}, []int{1}, false}}},
+		{name: "default on 8", cpus: "half", pin: true, n: 8, want: map[string]want{"half": {[]int{0, 1, 2, 3}, []int{4, 5, 6, 7}, false}}},
+		{name: "default on 1: unpinned", cpus: "half", pin: true, n: 1, want: map[string]want{"half": {nil, nil, false}}},
+		{name: "off", cpus: "half", n: 2, want: map[string]want{"half": {nil, nil, false}}},
+		{name: "1,2 shared", cpus: "1,2", share: true, pin: true, n: 2, want: map[string]want{
+			"1": {[]int{0}, []int{1}, false}, "2": {[]int{0, 1}, []int{0, 1}, true}}},
+		{name: "1,2 without -share-cpus", cpus: "1,2", pin: true, n: 2, wantErr: "-server-cpus 2 leaves the driver no CPU of its own on this 2-CPU machine: add -share-cpus"},
+		{name: "counts on 64", cpus: "1,2,4,8,16,32", pin: true, n: 64, want: map[string]want{
+			"4": {seq(0, 3), seq(4, 63), false}, "32": {seq(0, 31), seq(32, 63), false}}},
+		{name: "sets", cpus: "0+2,2-3,0-1", pin: true, n: 4, want: map[string]want{
+			"0-0+2-2": {[]int{0, 2}, []int{1, 3}, false}, "2-3": {[]int{2, 3}, []int{0, 1}, false}, "2": {[]int{0, 1}, []int{2, 3}, false}}},
+		{name: "driver given, kept", cpus: "1,2", driver: "3", pin: true, n: 4, want: map[string]want{
+			"1": {[]int{0}, []int{3}, false}, "2": {[]int{0, 1}, []int{3}, false}}},
+		{name: "driver given, overlapping", cpus: "2", driver: "1", pin: true, n: 4, wantErr: "-server-cpus 2 and -driver-cpus 1 share CPU 1: the sets must be disjoint, or add -share-cpus"},
+		{name: "driver given, overlapping, shared", cpus: "2", driver: "1-2", share: true, pin: true, n: 4, want: map[string]want{
+			"2": {[]int{0, 1}, []int{1, 2}, true}}},
+		{name: "a CPU beyond the machine", cpus: "1,3", share: true, pin: true, n: 2, wantErr: "-server-cpus 3 needs CPU 2; this machine has 2 CPUs (0..1)"},
+		{name: "a set beyond the machine", cpus: "1-2", pin: true, n: 2, wantErr: "-server-cpus 1-2 needs CPU 2"},
+		{name: "beyond this machine", cpus: strconv.Itoa(runtime.NumCPU() + 1), share: true, pin: true, n: runtime.NumCPU(),
+			wantErr: "needs CPU " + strconv.Itoa(runtime.NumCPU())},
+		{name: "one CPU, shared", cpus: "1", share: true, pin: true, n: 1, want: map[string]want{"1": {[]int{0}, []int{0}, true}}},
+		{name: "one CPU, not shared", cpus: "1", pin: true, n: 1, wantErr: "leaves the driver no CPU of its own on this 1-CPU machine"},
+		{name: "sets without pinning", cpus: "1", n: 2, wantErr: "-server-cpus goes with -pin"},
+		{name: "share without pinning", share: true, cpus: "half", n: 2, wantErr: "-share-cpus goes with -pin"},
+		{name: "driver without pinning", driver: "1", cpus: "half", n: 2, wantErr: "-driver-cpus goes with -pin"},
+		{name: "bad driver set", driver: "1-x", cpus: "half", pin: true, n: 2, wantErr: `-driver-cpus: "1-x" is not a CPU`},
+		{name: "not a count", cpus: "0", pin: true, n: 2, wantErr: `-server-cpus: "0" is not a CPU count`},
+		{name: "a comma in a set", cpus: "0-1,2+", pin: true, n: 4, wantErr: `-server-cpus: "2+" is not a CPU count`},
+		{name: "a sign", cpus: "+1-2", pin: true, n: 4, wantErr: `-server-cpus: "+1-2" is not a CPU count`},
+		{name: "backwards range", cpus: "3-1", pin: true, n: 4, wantErr: `-server-cpus: "3-1" is not a CPU count`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, d, err := CPUSets(tt.pin, tt.server, tt.driver, tt.n)
+			o := defaultOptions()
+			o.Pin, o.ShareCPUs, o.DriverCPUs = tt.pin, tt.share, tt.driver
+			o.Factors = map[string]string{plan.ServerCPUs: tt.cpus}
+			cfg, err := NewConfig(o, tt.n)
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantS, s)
-			assert.Equal(t, tt.wantD, d)
+			for v, w := range tt.want {
+				require.Contains(t, cfg.Factors.Values(plan.ServerCPUs), v)
+				p, err := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v))
+				require.NoError(t, err)
+				assert.Equal(t, w.server, p.Server, v)
+				assert.Equal(t, w.driver, p.Driver, v)
+				assert.Equal(t, w.shared, p.Shared, v)
+				assert.Equal(t, gomaxprocsEnv(w.server), gomaxprocsEnv(p.Server), "GOMAXPROCS matches")
+			}
 		})
 	}
 	assert.Equal(t, []string{"taskset", "-c", "0,2", "bin/locklab"}, pinned([]int{0, 2}, []string{"bin/locklab"}))
@@ -213,6 +251,15 @@ func TestCPUSets(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, cfg.ServerCPUs)
 	}
+}
+
+// seq is the CPUs a..b.
+func seq(a, b int) []int {
+	var out []int
+	for c := a; c <= b; c++ {
+		out = append(out, c)
+	}
+	return out
 }
 
 func TestPlanInterleavesModesAndDrivers(t *testing.T) {
@@ -283,8 +330,8 @@ func TestPlanFactors(t *testing.T) {
 		keys[s.Factors] = true
 	}
 	assert.Len(t, keys, 4, "counter: 2 points; bank: 4, of which the counter's two are the bank's unskewed ones")
-	assert.Equal(t, "work=10µs durability=none skew=0.99 read-ratio=default", specs[5].Factors.Key())
-	assert.Equal(t, "work 10µs, durability none, skew 0.99, read ratio default", specs[5].Factors.String())
+	assert.Equal(t, "work=10µs durability=none skew=0.99 read-ratio=default server-cpus=half", specs[5].Factors.Key())
+	assert.Equal(t, "work 10µs, durability none, skew 0.99, read ratio default, server CPUs half", specs[5].Factors.String())
 }
 
 func TestPlanSkipsNotApplicable(t *testing.T) {

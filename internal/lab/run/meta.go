@@ -30,6 +30,7 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 		Baseline:   cfg.Baseline,
 		ServerCPUs: cfg.ServerCPUs,
 		DriverCPUs: cfg.DriverCPUs,
+		ShareCPUs:  cfg.ShareCPUs,
 		CPUs:       runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
 	}
