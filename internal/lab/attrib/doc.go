@@ -53,6 +53,16 @@
 // percent, one with thousands to a few percent. Compare categories of runs
 // with enough samples, and compare per call, not per second.
 //
+// A sample is taken at the kernel's next clock tick after a thread's CPU
+// timer expires, so it can land up to a tick (a few milliseconds) later in
+// that thread's run than the CPU it counts. Where code alternates at a finer
+// grain than the tick in no fixed pattern, as an RPC server's calls of tens
+// of microseconds do, that shifts little between categories; where a short
+// burst always comes just before a long stretch — a goroutine woken, then a
+// long Apply — the burst's samples lean into the stretch, and the known-
+// answer test below shows it as the store a few percent above its own
+// clock.
+//
 // A CPU profile shows CPU, not waiting: a design whose commands wait for the
 // owner shows that wait in the runtime trace and in the scheduling latency,
 // here only as the CPU the parking and waking cost.

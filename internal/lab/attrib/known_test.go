@@ -33,16 +33,25 @@ import (
 // more or less CPU from one second to the next, which would test the
 // machine rather than the attribution.
 const (
-	spinFor   = 50 * time.Microsecond
+	// Long enough that the store's own code, slowed by -race, is a few
+	// percent beside it.
+	spinFor   = 100 * time.Microsecond
 	tolerance = 0.20
-	// The spin's CPU to collect: about 100 samples at the profiler's
-	// 100 Hz, which counts a share to a few percent.
-	targetCPU = time.Second
+	// The spin's CPU to collect: about 150 samples at the profiler's
+	// 100 Hz, which counts a share to a few percent. The store lands a
+	// few percent above its spins' clock, not below: a sample is taken
+	// at the kernel's tick after the CPU was spent, so the wake-ups just
+	// before a spin lean into it (see the package doc).
+	targetCPU = 1500 * time.Millisecond
 	// A loaded machine gives the process less CPU per second; past this the
 	// test measures what it has (and fails if that is too few samples).
 	maxWall = 4 * time.Second
-	callers = 4
 )
+
+// callers is one caller per P: more would have the callers that spin
+// outside the store preempt each other, and a preempted spin's clock, on a
+// locked thread, counts the scheduler's work of handing the thread over.
+var callers = runtime.GOMAXPROCS(0)
 
 // where puts the spin inside the store (in Apply, through package work, as
 // the server's -work does) or in the caller, before it calls the store.
