@@ -20,9 +20,9 @@ type Category struct {
 	// the root than them (and nearer than the next code frame) matches a
 	// mechanism: see Classify.
 	Weak []string
-
-	// mechanism: the runtime or the kernel working for the code above it.
-	mechanism bool
+	// Mechanism: the runtime or the kernel working for the code that
+	// called it, rather than code of its own (see Classify).
+	Mechanism bool
 }
 
 // Other is the category of a stack no rule matches.
@@ -68,7 +68,7 @@ var categories = []Category{
 		},
 	},
 	{
-		Name: "syscalls", mechanism: true,
+		Name: "syscalls", Mechanism: true,
 		Holds: "system calls for I/O: socket and file reads and writes (their kernel time too), the network poller, and the runtime's bookkeeping around a call",
 		Funcs: []string{
 			"runtime.entersyscall", "runtime.reentersyscall", "runtime.entersyscallblock",
@@ -80,7 +80,7 @@ var categories = []Category{
 		},
 	},
 	{
-		Name: "channels", mechanism: true,
+		Name: "channels", Mechanism: true,
 		Holds: "channel operations: send, receive, select, close, and the channel's own lock",
 		Funcs: []string{
 			"runtime.chansend", "runtime.chansend1", "runtime.chanrecv", "runtime.chanrecv1",
@@ -92,7 +92,7 @@ var categories = []Category{
 		},
 	},
 	{
-		Name: "locks", mechanism: true,
+		Name: "locks", Mechanism: true,
 		Holds: "sync's locks, conditions and wait groups, their spinning and their semaphores; the runtime's own lock and semaphores where no other mechanism took them",
 		Funcs: []string{
 			// Not WaitGroup.Go, which runs the caller's function.
@@ -115,7 +115,7 @@ var categories = []Category{
 		},
 	},
 	{
-		Name: "scheduler", mechanism: true,
+		Name: "scheduler", Mechanism: true,
 		Holds: "the Go scheduler: parking and readying goroutines, finding the next one to run, waking and idling threads, preemption",
 		Funcs: []string{
 			"runtime.gopark", "runtime.goparkunlock", "runtime.goready", "runtime.ready",
@@ -135,7 +135,7 @@ var categories = []Category{
 		},
 	},
 	{
-		Name: "gc", mechanism: true,
+		Name: "gc", Mechanism: true,
 		Holds: "the garbage collector: background and assist marking, write barriers while it marks, sweeping, scavenging, stopping the world",
 		Funcs: []string{
 			"runtime.greyobject", "runtime.bgsweep", "runtime.bgscavenge",
@@ -192,7 +192,7 @@ func Classify(stack []string) string {
 		switch {
 		case how == weakRule:
 			weak = cmp.Or(weak, c.Name)
-		case how == strongRule && c.mechanism:
+		case how == strongRule && c.Mechanism:
 			return c.Name
 		case how == strongRule:
 			return cmp.Or(weak, c.Name)
