@@ -281,7 +281,8 @@ func FindKnee(probes []Probe) Knee {
 	switch {
 	case firstFail < 0:
 		return Knee{State: KneeAbove, Rate: ps[len(ps)-1].Rate}
-	case slices.ContainsFunc(ps[firstFail:], func(p Probe) bool { return p.Pass }):
+	case slices.ContainsFunc(ps[firstFail:], func(p Probe) bool { return p.Pass }),
+		firstFail > 0 && ps[firstFail-1].Rate == ps[firstFail].Rate:
 		return Knee{State: KneeNonMonotone, Fail: ps[firstFail].Rate}
 	case firstFail == 0:
 		return Knee{State: KneeBelow, Fail: ps[0].Rate}
