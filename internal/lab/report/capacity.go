@@ -130,13 +130,32 @@ func (rep *CapacityReport) Headline(sec capKey) string {
 		if blocks == 0 {
 			continue
 		}
-		s := m + " " + fmtRate(st)
+		s := m + " " + rep.capText(k, st)
 		if v, ok := rep.verdicts[k]; ok {
 			s += " (" + pctRange(v) + ")"
 		}
 		parts = append(parts, s)
 	}
 	return fmt.Sprintf("%s · %s: capacity at %s: %s", sec.Workload, sec.Driver, rep.SLO.Title(), strings.Join(parts, ", "))
+}
+
+// capText is a design's capacity, or, where no block found it but every
+// block passed the whole ladder, the ladder's top as a lower bound.
+func (rep *CapacityReport) capText(k capKey, st Stat) string {
+	if st.N > 0 {
+		return fmtRate(st)
+	}
+	low, above := math.Inf(1), true
+	for _, kn := range rep.Cap.Knees {
+		if kn.Workload == k.Workload && kn.Driver == k.Driver && kn.Mode == k.Mode {
+			above = above && kn.State == plan.KneeAbove.String()
+			low = math.Min(low, float64(kn.Rate))
+		}
+	}
+	if above && !math.IsInf(low, 1) {
+		return "≥ " + fmtNum(low) + "/s (above the ladder)"
+	}
+	return "not found"
 }
 
 func fmtRate(s Stat) string {
@@ -258,7 +277,7 @@ func (rep *CapacityReport) capacityTable(sec capKey) table {
 				why = append(why, w)
 			}
 		}
-		t.rows = append(t.rows, []string{m, fmtRate(st), fmt.Sprintf("%d of %d", st.N, blocks), vs, cmp.Or(strings.Join(why, "; "), "—")})
+		t.rows = append(t.rows, []string{m, rep.capText(k, st), fmt.Sprintf("%d of %d", st.N, blocks), vs, cmp.Or(strings.Join(why, "; "), "—")})
 	}
 	return t
 }
@@ -298,7 +317,7 @@ func (rep *CapacityReport) figure(pts []record.CapPoint, f func(*record.Run) flo
 }
 
 func (rep *CapacityReport) curveTable(sec capKey) table {
-	t := table{header: []string{"offered (calls/s)", "design", "p50", "p99", "p99.9", "achieved", "errors", "met objective"}}
+	t := table{header: []string{"offered (calls/s)", "design", "p50", "p99", "p99.9", "achieved", "errors", "dropped", "met objective"}}
 	for _, rate := range rep.ladderRates(sec) {
 		for _, m := range rep.Meta.Modes {
 			pts := rep.ladderPoints(sec, m, rate)
@@ -309,11 +328,12 @@ func (rep *CapacityReport) curveTable(sec capKey) table {
 			achieved := fmtCI(rep.figure(pts, func(r *record.Run) float64 { return r.Result.CallsPerS / float64(rate) }), func(v float64) string {
 				return fmt.Sprintf("%.1f%%", 100*v)
 			})
-			var errs int64
+			var errs, dropped int64
 			pass := 0
 			for _, p := range pts {
 				if r, ok := rep.runs[p.RunID]; ok && r.Result != nil {
 					errs += r.Result.UnexpectedErrors
+					dropped += r.Result.Dropped // k6: its dropped_iterations
 				}
 				if p.Pass {
 					pass++
@@ -323,7 +343,7 @@ func (rep *CapacityReport) curveTable(sec capKey) table {
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P50 }),
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P99 }),
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P999 }),
-				achieved, fmt.Sprint(errs), fmt.Sprintf("%d of %d", pass, len(pts))})
+				achieved, fmt.Sprint(errs), fmt.Sprint(dropped), fmt.Sprintf("%d of %d", pass, len(pts))})
 		}
 	}
 	return t

@@ -72,8 +72,8 @@ func CapacityFlags(fs *flag.FlagSet) *CapacityOptions {
 	fs.IntVar(&co.ProbeCallers, "probe-callers", 100, "capacity: closed-model callers of the noop probe that sets the ceiling")
 	fs.Float64Var(&co.Overload, "overload", 1.5, "capacity: the overload phase's rate, as a multiple of the best design's capacity")
 	fs.Float64Var(&co.Recover, "recover", 0.5, "capacity: the rate after the overload, as a multiple of the best design's capacity")
-	fs.DurationVar(&co.OverloadFor, "overload-for", 2*time.Second, "capacity: how long the overload lasts (0: no overload phase)")
-	fs.DurationVar(&co.RecoverFor, "recover-for", 2*time.Second, "capacity: how long the phase after it lasts")
+	fs.DurationVar(&co.OverloadFor, "overload-for", 1500*time.Millisecond, "capacity: how long the overload lasts (0: no overload phase)")
+	fs.DurationVar(&co.RecoverFor, "recover-for", 1500*time.Millisecond, "capacity: how long the phase after it lasts")
 	fs.StringVar(&co.Policies, "policies", strings.Join(plan.PolicyNames(), ","), "capacity: the admission policies the overload phase compares: "+strings.Join(plan.PolicyNames(), ", "))
 	return co
 }
