@@ -92,6 +92,19 @@ cores: build h2load ## the cores study: bound and prediction check at 1 and 2 se
 	LOCKLAB_COMMAND="make cores: compare $(CORES_CHECK)" $(RUNNER) $(CORES_CHECK) -out $(CORES_OUT)/work-20us $(ARGS)
 	LOCKLAB_COMMAND="make cores: compare $(CORES_DEMANDS)" $(RUNNER) $(CORES_DEMANDS) -out $(CORES_OUT)/no-work $(ARGS)
 
+# The capacity study (docs/methodology.md, "Capacity under an objective"):
+# its defaults are 3 blocks × 2 workloads × 6 designs × (6 ladder rates + 2
+# bisection steps) = 288 runs of 0.25 s warm-up + 1 s, about 1.65 s each with
+# starting and stopping, plus 24 overload runs of 0.25 + 1.5 + 1.5 s and
+# their overhead: the runner's estimate is 9.6 minutes on 2 CPUs, and it
+# prints it before the first run.
+CAPACITY_OUT ?= docs/results/capacity
+
+.PHONY: capacity
+capacity: build ## capacity study → docs/results/capacity/: counter, bank-A × mutex/inputQ/inputQ-batch/combining/sharded/noop, open-model ladder + knee search at p99 ≤ 1 ms, overload per admission policy (about 9.6 min: 288 runs × 1.65 s + 24 overload runs × 4.05 s)
+	rm -rf $(CAPACITY_OUT)/runs
+	LOCKLAB_COMMAND="make capacity$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) -study capacity -out $(CAPACITY_OUT) $(ARGS)
+
 # One run's server profiled: a CPU profile and a runtime trace over its
 # measured window, saved beside the run's raw JSON (docs/methodology.md).
 # PROFILE picks the run (its number or id) of the plan that ARGS describe.

@@ -59,6 +59,14 @@ type Summary struct {
 	Dropped int64 `json:"dropped"` // open: calls that could not start
 	Late    int64 `json:"late"`    // open: calls that waited over LateAfter for a free caller
 
+	// LatencyOKMs is the latency of the calls answered OK alone (nil: the
+	// driver does not separate them): under admission control the refused
+	// calls are quick and would hide the accepted ones' tail.
+	LatencyOKMs *LatencyMs `json:"latency_ok_ms,omitempty"`
+	// Timeline is the window cut into intervals (cmd/load -timeline);
+	// empty unless asked for.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
+
 	// K6 is what only k6 reports (k6/lib/summary.js); nil for other drivers.
 	K6 *K6Details `json:"k6,omitempty"`
 }
@@ -80,6 +88,18 @@ type K6Details struct {
 	DataSentBytes     int64 `json:"data_sent_bytes"`
 	CheckBody         bool  `json:"check_body"`
 	Reset             *bool `json:"reset"`
+}
+
+// TimelinePoint is one interval of a run's window: the calls due (open
+// model) or ended (closed) in it.
+type TimelinePoint struct {
+	StartS           float64 `json:"start_s"` // from the window's start
+	DurationS        float64 `json:"duration_s"`
+	Calls            int64   `json:"calls"`
+	OK               int64   `json:"ok"`
+	UnexpectedErrors int64   `json:"unexpected_errors"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
 }
 
 // CaseStats is one case's share of a run.

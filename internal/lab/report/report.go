@@ -431,9 +431,11 @@ func latencySampleEvery(groups []*Group) uint32 {
 }
 
 // Markdown renders the report as GitHub-flavoured Markdown.
-func (rep *Report) Markdown() string {
+func (rep *Report) Markdown() string { return markdown(rep.blocks(false)) }
+
+// markdown renders blocks as GitHub-flavoured Markdown.
+func markdown(blocks []block) string {
 	var b strings.Builder
-	blocks := rep.blocks(false)
 	anchors := headingAnchors(blocks)
 	for i, blk := range blocks {
 		switch x := blk.(type) {

@@ -73,6 +73,9 @@ type Job struct {
 	Scratch  string           // a directory for the job's temporary files
 	Prior    *summary.Summary // the warm-up's summary, for a measured run
 	Place    plan.Placement   // the run's CPUs
+	// Timeline asks the driver for the window in intervals this long
+	// (0: none); only the Go driver has them.
+	Timeline time.Duration
 }
 
 // driverRun is what the runner records of one driver process: its exit
