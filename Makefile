@@ -48,6 +48,17 @@ $(BIN)/k6: $(TOOLS)/go.mod $(TOOLS)/go.sum
 .PHONY: k6
 k6: $(BIN)/k6 ## build the pinned k6 (tools/go.mod) into bin/k6
 
+# ghz (the bank seed's load generator) is built from source too, from its own
+# tools module (tools/ghz/go.mod), so that its dependencies cannot move k6's;
+# the runner refuses any other version than the one pinned there.
+$(BIN)/ghz: $(TOOLS)/ghz/go.mod $(TOOLS)/ghz/go.sum
+	@mkdir -p $(BIN)
+	cd $(TOOLS)/ghz && $(GO) build -o $(BIN)/ghz github.com/bojand/ghz/cmd/ghz
+	@touch $@
+
+.PHONY: ghz
+ghz: $(BIN)/ghz ## build the pinned ghz (tools/ghz/go.mod) into bin/ghz
+
 # --- the server and the comparison --------------------------------------------
 
 .PHONY: build
@@ -68,7 +79,7 @@ h2load: ## install Debian's nghttp2-client (h2load) if it is missing
 # ARGS go to the runner, e.g. make compare ARGS="-driver k6 -ladder -reps 3";
 # see `go run ./cmd/compare -h` and docs/methodology.md.
 ARGS ?=
-RUNNER = $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
+RUNNER = GHZ=$(BIN)/ghz $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
 
 .PHONY: compare
 compare: build h2load ## the main job: Go driver (+ h2load on the counter), pinned CPUs, mutex/inputQ/noop × 10/100/1000 callers × 5 reps → results/<timestamp>/ (< 8 min)

@@ -59,6 +59,12 @@ type Summary struct {
 	Dropped int64 `json:"dropped"` // open: calls that could not start
 	Late    int64 `json:"late"`    // open: calls that waited over LateAfter for a free caller
 
+	// PerSecond counts the calls that ended in each second of the window,
+	// from its start (the last second may be partial): the run's rate over
+	// time, and its peak over 1 s windows. Optional: nil where the driver
+	// does not count them (k6, h2load).
+	PerSecond []int64 `json:"per_second,omitempty"`
+
 	// K6 is what only k6 reports (k6/lib/summary.js); nil for other drivers.
 	K6 *K6Details `json:"k6,omitempty"`
 }
@@ -207,6 +213,21 @@ func (s *Summary) Validate() error {
 		errs = append(errs, fmt.Errorf("model %q, want closed or open", s.Model))
 	}
 	return errors.Join(errs...)
+}
+
+// PeakPerSecond is the most calls that ended in one whole second of the
+// window (PerSecond without its last, partial second when there are
+// several); 0 when the driver did not count them.
+func (s *Summary) PeakPerSecond() int64 {
+	per := s.PerSecond
+	if len(per) > 1 && float64(len(per)) > s.DurationS {
+		per = per[:len(per)-1]
+	}
+	var peak int64
+	for _, n := range per {
+		peak = max(peak, n)
+	}
+	return peak
 }
 
 // Write writes s as indented JSON.
