@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/summary"
 )
 
@@ -137,4 +139,78 @@ func TestCheckDrivers(t *testing.T) {
 	t.Setenv(GhzEnv, filepath.Join(t.TempDir(), "ghz"))
 	assert.Error(t, checkDrivers(Config{Config: plan.Config{Drivers: []string{"go", "ghz"}}}))
 	assert.NoError(t, checkDrivers(Config{Config: plan.Config{Drivers: []string{"go"}}}), "the control: no ghz, no check")
+}
+
+// recordingProcs is fakeProcs that keeps the driver each job was given.
+type recordingProcs struct {
+	*fakeProcs
+	drivers []Driver
+}
+
+func (p *recordingProcs) drive(ctx context.Context, cfg Config, d Driver, job Job, pid int) (*summary.Summary, driverRun, error) {
+	p.drivers = append(p.drivers, d)
+	return p.fakeProcs.drive(ctx, cfg, d, job, pid)
+}
+
+// A counted run is runOne's with ghz told the case and the count, for the
+// warm-up and the measured run; meta.json and the records are what
+// record.LoadDir reads.
+func TestRunCountedWithoutProcesses(t *testing.T) {
+	cfg, err := NewCountedConfig("bin/locklab", t.TempDir(), 100*time.Millisecond, 4, false)
+	require.NoError(t, err)
+	runs := []Counted{
+		{Spec: plan.Spec{Index: 1, ID: "a", Workload: "counter", Driver: "ghz", Mode: "mutex", Model: "closed", Level: 20, Rep: 1}, Total: 500},
+		{Spec: plan.Spec{Index: 2, ID: "b", Workload: "counter", Driver: "ghz", Mode: "inputQ", Model: "closed", Level: 20, Rep: 1}, Case: "increment", Total: 1000},
+	}
+	p := &recordingProcs{fakeProcs: &fakeProcs{admin: &fakeAdmin{}, applied: 500, acked: 500}}
+	var out strings.Builder
+	recs, err := runCounted(t.Context(), cfg, p, runs, &out)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	require.Len(t, p.drivers, 4, "a warm-up and a measured run each")
+	assert.Equal(t, ghzDriver{Total: 500}, p.drivers[1])
+	assert.Equal(t, ghzDriver{Case: "increment", Total: 1000}, p.drivers[3])
+	meta, loaded, err := record.LoadDir(cfg.Out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mutex", "inputQ"}, meta.Modes)
+	assert.Equal(t, []string{"ghz"}, meta.Drivers)
+	require.Len(t, loaded, 2)
+	assert.Equal(t, "b", loaded[1].ID)
+	assert.Contains(t, out.String(), "[2/2] b: 1000 calls")
+}
+
+// Bad input is refused before any run.
+func TestCountedPreflight(t *testing.T) {
+	t.Chdir("../../..")
+	server := filepath.Join(t.TempDir(), "locklab")
+	// A stand-in server that lists two modes, as -list-modes does.
+	require.NoError(t, os.WriteFile(server, []byte("#!/bin/sh\necho 'mutex counter bank kv'\necho 'inputQ counter bank kv'\n"), 0o755))
+	cfg, err := NewCountedConfig(server, t.TempDir(), 0, 0, false)
+	require.NoError(t, err)
+	ok := Counted{Spec: plan.Spec{ID: "a", Workload: "bank-A", Driver: "ghz", Mode: "mutex", Level: 20}, Case: "transfer", Total: 500}
+	tests := []struct {
+		name string
+		edit func(*Counted)
+		want string
+	}{
+		{"another driver", func(c *Counted) { c.Driver = "go" }, "ghz's, not"},
+		{"no calls", func(c *Counted) { c.Total = 0 }, "0 calls"},
+		{"no concurrency", func(c *Counted) { c.Level = 0 }, "concurrency 0"},
+		{"unknown mode", func(c *Counted) { c.Mode = "spinlock" }, `unknown mode "spinlock"`},
+		{"unknown workload", func(c *Counted) { c.Workload = "queue" }, `unknown workload "queue"`},
+		{"no id", func(c *Counted) { c.ID = "" }, "its own id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.edit(&c)
+			assert.ErrorContains(t, countedPreflight(cfg, []Counted{c}), tt.want)
+		})
+	}
+	assert.ErrorContains(t, countedPreflight(cfg, []Counted{ok, ok}), "its own id", "two runs, one id")
+	assert.ErrorContains(t, countedPreflight(cfg, nil), "no counted run")
+	t.Setenv(GhzEnv, filepath.Join(t.TempDir(), "ghz"))
+	assert.ErrorContains(t, countedPreflight(cfg, []Counted{ok}), "make ghz", "the control: a good run fails only for want of ghz")
+	_, err = NewCountedConfig(server, "", -time.Second, 0, false)
+	assert.ErrorContains(t, err, "warm-up")
 }
