@@ -84,8 +84,12 @@ type K6Details struct {
 	} `json:"checks"`
 	DataReceivedBytes int64 `json:"data_received_bytes"`
 	DataSentBytes     int64 `json:"data_sent_bytes"`
-	CheckBody         bool  `json:"check_body"`
-	Reset             *bool `json:"reset"`
+	// IterationMs is k6's iteration_duration: a whole iteration, the call
+	// and the script's own work around it; nil in summaries written before
+	// it was added.
+	IterationMs *LatencyMs `json:"iteration_duration_ms,omitempty"`
+	CheckBody   bool       `json:"check_body"`
+	Reset       *bool      `json:"reset"`
 }
 
 // CaseStats is one case's share of a run.
