@@ -114,9 +114,9 @@ func BeforeAfter(beforeName string, before []*record.Run, afterName string, afte
 	}
 	label := func(s side) string {
 		r := s.runs[0]
-		return fmt.Sprintf("%s: %s, %s, %s, %d callers (%d runs)", s.name, r.Mode, r.Workload, r.Driver, r.Level, len(s.runs))
+		return fmt.Sprintf("%s: %s, %s, %s, %d callers (runs: %d)", s.name, r.Mode, r.Workload, r.Driver, r.Level, len(s.runs))
 	}
-	head := []string{"figure", "before — " + label(sides[0]), "after — " + label(sides[1]), "change"}
+	head := []string{"figure", label(sides[0]), label(sides[1]), "change"}
 	var rows [][]string
 	for _, f := range figures {
 		b, okB := f.of(before)
