@@ -144,7 +144,7 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 # --- tests ---------------------------------------------------------------------
 
 .PHONY: test
-test: proto-check vet $(BIN)/k6 h2load unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
+test: proto-check vet $(BIN)/k6 $(BIN)/ghz h2load unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@echo "make test: all checks passed"
 
 .PHONY: vet
@@ -169,8 +169,8 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report
 
 .PHONY: e2e
-e2e: $(BIN)/k6 ## end-to-end: every k6 script and the Go driver against the server in every mode, invariants checked (~4 min)
-	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
+e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked (~4 min)
+	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) k6/e2e.sh
 
 # Every native fuzz target (func FuzzX in any package), found with go test
 # -list, runs for FUZZTIME. A finding is written to the package's
@@ -188,8 +188,8 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	done
 
 .PHONY: agree
-agree: $(BIN)/k6 ## k6 and the Go driver agree within 15% on calls/s and p50 (open model, 1000 calls/s; run on a quiet machine)
-	E2E_MODES=mutex E2E_AGREE=0.15 K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
+agree: $(BIN)/k6 $(BIN)/ghz ## k6, the Go driver and ghz agree within 15% on calls/s and p50 (open model, 1000 calls/s; run on a quiet machine)
+	E2E_MODES=mutex E2E_AGREE=0.15 K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) k6/e2e.sh
 
 # --- benchmarks ----------------------------------------------------------------
 

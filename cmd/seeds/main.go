@@ -10,6 +10,7 @@
 //	seeds ngrinder -before DIR -after DIR -out DIR   # the before/after report of two results folders
 //	seeds stub     -out DIR -seed NAME               # a folder's README before its first run
 //	seeds ghz-summary -workload W [-case C] [-scenario S] -in ghz.json -out summary.json
+//	seeds ghz-run -workload W [-case C] [-scenario S] -addr HOST:PORT -out summary.json -- [ghz flags]
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -59,7 +61,7 @@ var commands = []struct {
 	name string
 	fn   subcommand
 }{
-	{"ladder", ladder}, {"bank", bank}, {"rpcx", rpcx}, {"ngrinder", ngrinder}, {"stub", stub}, {"ghz-summary", ghzSummary},
+	{"ladder", ladder}, {"bank", bank}, {"rpcx", rpcx}, {"ngrinder", ngrinder}, {"stub", stub}, {"ghz-summary", ghzSummary}, {"ghz-run", ghzRun},
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -280,6 +282,64 @@ func ghzSummary(_ context.Context, fs *flag.FlagSet, args []string, out io.Write
 		return err
 	}
 	return s.WriteFile(*dst)
+}
+
+// ghzRun runs the pinned ghz on one case against a running server, as a
+// script would (k6/e2e.sh), and writes the summary; a call answered
+// unexpectedly fails it (exit 1), as it fails the other drivers.
+func ghzRun(ctx context.Context, fs *flag.FlagSet, args []string, out io.Writer) error {
+	workload := fs.String("workload", "", "the workload: counter, bank, kv")
+	kase := fs.String("case", "", "its case (default: its first case ghz can send)")
+	scenario := fs.String("scenario", "", "bank scenario (A, B, C): whether refusals are expected")
+	addr := fs.String("addr", "", "the server's address")
+	dst := fs.String("out", "", "where to write the summary")
+	var extra []string
+	for i, a := range args {
+		if a == "--" {
+			args, extra = args[:i], args[i+1:]
+			break
+		}
+	}
+	if err := parse(fs, args, "workload", "addr", "out"); err != nil {
+		return err
+	}
+	call, err := ghz.Lookup(*workload, *kase, *scenario)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	bin := run.GhzBinary()
+	if err := run.CheckGhz(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	report := *dst + ".ghz.json"
+	argv := append(append(call.Args(), extra...), "-O", "json", "-o", report, *addr)
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("ghz: %w", err)
+	}
+	f, err := os.Open(report)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rep, err := ghz.ReadReport(f)
+	if err != nil {
+		return err
+	}
+	s, err := rep.Summary(call, *scenario, "ghz "+run.GhzVersion)
+	if err != nil {
+		return err
+	}
+	if err := s.WriteFile(*dst); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "ghz: %s/%s: %d calls in %.2fs, %.0f calls/s, p50 %.3f ms, %d refused as expected, %d unexpected\n",
+		call.Workload, call.Case, s.Calls, s.DurationS, s.CallsPerS, s.LatencyMs.P50, s.ExpectedRefusals, s.UnexpectedErrors)
+	if s.UnexpectedErrors > 0 {
+		return fmt.Errorf("ghz: %d unexpected answers (by code %v)", s.UnexpectedErrors, s.ByCode)
+	}
+	return nil
 }
 
 // commandLine names the command for a seed's page: `make` sets

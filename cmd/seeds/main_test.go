@@ -52,6 +52,8 @@ func TestBadInput(t *testing.T) {
 		{"stub of an unknown seed", []string{"stub", "-out", empty, "-seed", "nope"}, `-seed "nope"`},
 		{"ghz-summary of an unknown case", []string{"ghz-summary", "-workload", "kv", "-case", "get", "-in", "x", "-out", "y"}, "kv/get"},
 		{"an extra argument", []string{"stub", "-out", empty, "-seed", "bank", "extra"}, `unexpected argument "extra"`},
+		{"ghz-run without -addr", []string{"ghz-run", "-workload", "counter", "-out", "x"}, "-addr is required"},
+		{"ghz-run of a case ghz cannot send", []string{"ghz-run", "-workload", "kv", "-case", "get", "-addr", "127.0.0.1:1", "-out", "x"}, "kv/get"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +67,15 @@ func TestBadInput(t *testing.T) {
 	assert.Empty(t, entries, "bad input writes nothing")
 	_, err = seedsCmd(t, "-h")
 	assert.ErrorIs(t, err, flag.ErrHelp)
+}
+
+// ghz-run refuses a missing ghz before calling anything.
+func TestGhzRunWithoutGhz(t *testing.T) {
+	t.Chdir("../..") // ghz reads proto/ from the repository's root
+	t.Setenv("GHZ", filepath.Join(t.TempDir(), "ghz"))
+	out, err := seedsCmd(t, "ghz-run", "-workload", "counter", "-addr", "127.0.0.1:1", "-out", filepath.Join(t.TempDir(), "s.json"))
+	require.ErrorIs(t, err, errUsage, out)
+	assert.ErrorContains(t, err, "make ghz")
 }
 
 // writeLadder writes a results folder of two k6 runs of the counter.

@@ -49,6 +49,13 @@ func (ghzDriver) Binary(Config) (path, hint string) { return ghzBinary(), "make 
 
 func ghzBinary() string { return cmp.Or(os.Getenv(GhzEnv), "bin/ghz") }
 
+// GhzBinary is the ghz the runner runs: $GHZ, else bin/ghz.
+func GhzBinary() string { return ghzBinary() }
+
+// CheckGhz is the preflight's check of ghz, for programs that run it
+// themselves.
+func CheckGhz() error { return ghzDriver{}.Check(Config{}) }
+
 // ghzBuild is the version of ghz a binary was built from.
 func ghzBuild(path string) (string, error) {
 	info, err := buildinfo.ReadFile(path)
