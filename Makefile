@@ -85,6 +85,24 @@ RUNNER = GHZ=$(BIN)/ghz $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load 
 compare: build h2load ## the main job: Go driver (+ h2load on the counter), pinned CPUs, mutex/inputQ/noop × 10/100/1000 callers × 5 reps → results/<timestamp>/ (< 8 min)
 	LOCKLAB_COMMAND="make compare$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) $(ARGS)
 
+# The cores study (docs/cores.md), two plans. CORES_CHECK: the server on 1
+# and 2 CPUs (on a 2-CPU machine h2load shares the 2-CPU server's CPUs,
+# -share-cpus) with 20 µs of work in every increment, so that the serial
+# term binds between 1 and 2 CPUs: the 1-CPU demands predict 2 CPUs.
+# CORES_DEMANDS: every design's D_serial and N* without work, on the counter
+# and the bank's transfers, at 1 server CPU with the driver on its own.
+# cmd/compare's tests read these two lines and check that their runs fit the
+# time make help states.
+CORES_OUT     ?= docs/results/cores
+CORES_CHECK   := -server-cpus 1,2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining,noop
+CORES_DEMANDS := -server-cpus 1 -workloads counter,bank-A -driver go -vus 100 -modes all -reps 3
+
+.PHONY: cores
+cores: build h2load ## the cores study: bound and prediction check at 1 and 2 server CPUs, every design's D_serial and N* → docs/results/cores/ (~5.5 min)
+	rm -rf $(CORES_OUT)/work-20us $(CORES_OUT)/no-work
+	LOCKLAB_COMMAND="make cores: compare $(CORES_CHECK)" $(RUNNER) $(CORES_CHECK) -out $(CORES_OUT)/work-20us $(ARGS)
+	LOCKLAB_COMMAND="make cores: compare $(CORES_DEMANDS)" $(RUNNER) $(CORES_DEMANDS) -out $(CORES_OUT)/no-work $(ARGS)
+
 # One run's server profiled: a CPU profile and a runtime trace over its
 # measured window, saved beside the run's raw JSON (docs/methodology.md).
 # PROFILE picks the run (its number or id) of the plan that ARGS describe.
@@ -137,8 +155,8 @@ seed-rpcx: build $(BIN)/ghz ## the rpcx page: a 581-byte value at 100…5000 cli
 
 seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-batch after (~40 s)
 	rm -rf $(SEEDS_OUT)/ngrinder/before $(SEEDS_OUT)/ngrinder/after
-	LOCKLAB_COMMAND="make seed-ngrinder (before)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_BEFORE) -out $(SEEDS_OUT)/ngrinder/before
-	LOCKLAB_COMMAND="make seed-ngrinder (after)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_AFTER) -out $(SEEDS_OUT)/ngrinder/after
+	LOCKLAB_COMMAND="make seed-ngrinder (before)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_BEFORE) -baseline $(SEED_NGRINDER_BEFORE) -out $(SEEDS_OUT)/ngrinder/before
+	LOCKLAB_COMMAND="make seed-ngrinder (after)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_AFTER) -baseline $(SEED_NGRINDER_AFTER) -out $(SEEDS_OUT)/ngrinder/after
 	LOCKLAB_COMMAND="make seed-ngrinder" $(SEEDS_CMD) ngrinder -before $(SEEDS_OUT)/ngrinder/before -after $(SEEDS_OUT)/ngrinder/after -out $(SEEDS_OUT)/ngrinder
 
 # --- tests ---------------------------------------------------------------------

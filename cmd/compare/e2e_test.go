@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/run"
@@ -52,20 +53,23 @@ func TestCompareEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
 		"-driver", "go,k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
-		"-duration", "1s", "-warmup", "1s", "-reps", "1",
+		"-duration", "1s", "-warmup", "1s", "-reps", "1", "-seed", "7",
 		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
 	cmd.cfg.Command = "compare (test)"
+	first := paired.Order(7, 1, cmd.cfg.Modes)[0] // block 1's drawn order
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder
-	require.NoError(t, cmd.run(ctx, &progress), progress.String())
+	require.NoError(t, cmd.run(ctx, &progress, &progress), progress.String())
 
 	p := progress.String()
-	assert.Contains(t, p, "[1/15] 001-counter-go-mutex-vus3-rep1")
-	assert.Contains(t, p, "[4/15] 004-counter-k6-mutex-vus3-rep1")
-	assert.Contains(t, p, "[7/15] 007-counter-h2load-mutex-vus4-rep1")
+	assert.Contains(t, p, "locklab compare: 15 runs")
+	assert.Contains(t, p, "warning: -reps 1: the report will hold", "one block is too few for any test")
+	assert.Contains(t, p, "[1/15] 001-counter-go-"+first+"-vus3-rep1")
+	assert.Contains(t, p, "[4/15] 004-counter-k6-"+first+"-vus3-rep1")
+	assert.Contains(t, p, "[7/15] 007-counter-h2load-"+first+"-vus4-rep1")
 	assert.Contains(t, p, "[15/15]")
 	assert.Contains(t, p, "left")
 
@@ -78,6 +82,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.Greater(t, r.Result.Calls, int64(0), r.ID)
 		assert.Greater(t, r.DriverProc.CPUSeconds, 0.0, r.ID)
 		assert.Greater(t, r.ServerProc.WallSeconds, 0.0, r.ID)
+		assert.True(t, r.ServerSet.Sampled() && r.DriverSet.Sampled(), "the CPU sets were read from /proc/stat: %s", r.ID)
+		assert.Equal(t, cmd.cfg.ServerCPUs, r.ServerSet.CPUs, r.ID)
 		assert.Contains(t, record.Classes, r.Derived.Class, r.ID)
 		assert.Equal(t, cmd.cfg.ServerCPUs, r.ServerProc.CPUs, r.ID)
 		assert.NotEmpty(t, r.Checks, r.ID)
@@ -106,7 +112,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	for _, want := range []string{"## counter · go driver", "## bank-B · go driver", "## counter · k6 driver", "## counter · h2load driver", "## bank-B · k6 driver",
-		"### counter · h2load · 4 callers", "mutex (1 runs)", "inputQ (1 runs)", "noop (1 runs)", "Verdict (",
+		"### counter · h2load · 4 callers", "mutex (1 runs)", "inputQ (1 runs)", "noop (1 runs)", "## Headline", "too few repetitions for a test (n=1 block)",
 		" counter.increment |", " bank.transfer |", " bank.balance |", "runs by class"} {
 		assert.Contains(t, string(md), want)
 	}
@@ -115,7 +121,11 @@ func TestCompareEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, strings.Count(string(page), chartSrc), 6)
 	assert.FileExists(t, filepath.Join(out, "figures.json"))
-	assert.FileExists(t, filepath.Join(out, "meta.json"))
+	meta, _, err := record.LoadDir(out)
+	require.NoError(t, err)
+	require.NotNil(t, meta.Seed)
+	assert.Equal(t, 7, *meta.Seed, "meta.json records the seed")
+	assert.Equal(t, "mutex", meta.Baseline)
 }
 
 func TestPreflight(t *testing.T) {
@@ -133,6 +143,7 @@ func TestPreflight(t *testing.T) {
 		{"missing server", []string{"-server", "/nonexistent/locklab"}, "/nonexistent/locklab not found: run `make build` first"},
 		{"missing script", []string{"-scripts", t.TempDir()}, "workload counter:"},
 		{"no such run to profile", []string{"-profile", "999"}, `-profile "999": no such run`},
+		{"baseline not among every mode", []string{"-modes", "all", "-baseline", "spinlock"}, "-baseline spinlock is not among -modes (mutex,rwmutex,"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,7 +173,7 @@ func TestCompareFactorsEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	cmd.cfg.Command = "compare (test)"
 	var progress strings.Builder
-	require.NoError(t, cmd.run(t.Context(), &progress), progress.String())
+	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
 	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
 
 	records, err := record.Load(out)

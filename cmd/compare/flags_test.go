@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,10 +40,33 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-nosuch"}, "flag provided but not defined"},
 		{[]string{"-work", "fast"}, `-work: "fast" is not a duration`},
 		{[]string{"-reps", "0"}, "-reps 0: want 1..100"},
+		{[]string{"-baseline", "sharded"}, "-baseline sharded is not among -modes (mutex,inputQ,noop): the baseline must run"},
+		{[]string{"-modes", "inputQ,noop"}, "-baseline mutex is not among -modes (inputQ,noop)"},
+		{[]string{"-baseline", "noop"}, "-baseline noop: noop keeps no state"},
+		// Checked against this machine before anything runs (main exits 2).
+		{[]string{"-server-cpus", "1," + strconv.Itoa(runtime.NumCPU()+1), "-share-cpus"}, "needs CPU " + strconv.Itoa(runtime.NumCPU())},
+		{[]string{"-server-cpus", strconv.Itoa(runtime.NumCPU())}, "leaves the driver no CPU of its own"},
+		{[]string{"-server-cpus", "two"}, `-server-cpus: "two" is not a CPU count`},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		require.Error(t, err, tt.args)
 		assert.Contains(t, err.Error(), tt.wantErr)
+	}
+	cmd, err = parseFlags([]string{"-modes", "inputQ,sharded", "-baseline", "sharded", "-seed", "12345"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "sharded", cmd.cfg.Baseline)
+	assert.Equal(t, 12345, cmd.cfg.Seed, "a given seed is kept")
+	cmd, err = parseFlags([]string{"-seed", "0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 0, cmd.cfg.Seed, "zero is a seed like any other")
+	cmd, err = parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Positive(t, cmd.cfg.Seed, "no -seed: one drawn from the clock")
+
+	if runtime.NumCPU() >= 2 {
+		cmd, err = parseFlags([]string{"-server-cpus", "1," + strconv.Itoa(runtime.NumCPU()), "-share-cpus"}, io.Discard)
+		require.NoError(t, err, "every CPU for the server, the driver on them too: asked for")
+		assert.True(t, cmd.cfg.ShareCPUs)
 	}
 	_, err = parseFlags([]string{"-h"}, io.Discard)
 	assert.ErrorIs(t, err, flag.ErrHelp)

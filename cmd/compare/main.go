@@ -2,9 +2,12 @@
 // factor combination × server mode × load level × repetition against a fresh
 // server, with the server and the load driver on disjoint CPUs, checks the
 // invariants after each run, classes each run (server-bound, load-bound,
-// neither), and writes a report with medians, 95% confidence intervals and
-// Mann-Whitney verdicts (Markdown, self-contained HTML, and the raw JSON of
-// every run) into a results directory.
+// neither), and writes a report (Markdown, self-contained HTML, and the raw
+// JSON of every run) into a results directory: medians with 95% confidence
+// intervals, and paired verdicts — each repetition a block in which every mode
+// ran once, in a seeded random order; every design compared with a baseline
+// and with noop on per-block ratios, with a signed-rank test and Holm's
+// adjustment over the whole report.
 //
 //	go run ./cmd/compare                            # the defaults, under 8 minutes on 2 CPUs
 //	go run ./cmd/compare -driver k6 -ladder -reps 3 # the seed's k6 VU ladder
@@ -21,12 +24,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/report"
@@ -49,7 +54,7 @@ func main() {
 	cmd.cfg.Command = commandLine(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cmd.run(ctx, os.Stdout); err != nil {
+	if err := cmd.run(ctx, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -63,14 +68,14 @@ type command struct {
 	diff     string // "OLD,NEW": two results directories whose medians are compared
 }
 
-func (c command) run(ctx context.Context, out io.Writer) error {
+func (c command) run(ctx context.Context, out, warn io.Writer) error {
 	switch {
 	case c.rerender != "":
 		return report.Rerender(c.rerender, out)
 	case c.diff != "":
 		return report.Diff(c.diff, out)
 	}
-	return run.Compare(ctx, c.cfg, out)
+	return run.Compare(ctx, c.cfg, out, warn)
 }
 
 func parseFlags(args []string, stderr io.Writer) (command, error) {
@@ -94,13 +99,16 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	fs.IntVar(&o.Conns, "conns", run.DefaultConns, "connections the Go driver's and h2load's callers share (0: one per caller, as a k6 VU; k6 always has one per VU)")
 	fs.DurationVar(&o.Duration, "duration", run.DefaultDuration, "measured period of each run")
 	fs.DurationVar(&o.Warmup, "warmup", run.DefaultWarmup, "uncounted warm-up before each measured run (0 to skip; h2load needs one)")
-	fs.IntVar(&o.Reps, "reps", run.DefaultReps, "repetitions of every combination (5 lets a Mann-Whitney test reach p < 0.01)")
+	fs.IntVar(&o.Reps, "reps", run.DefaultReps, "repetitions of every combination, each a block in which every mode runs once (the runner warns when too few for the report's paired tests)")
+	fs.IntVar(&o.Seed, "seed", 0, "seed of each block's order of the modes (default: drawn from the clock; meta.json records it, and the same seed lays out the same plan)")
+	fs.StringVar(&o.Baseline, "baseline", run.DefaultBaseline, "the store-backed design every other design is compared with (it must be among -modes); every design is also compared with noop when noop runs")
 	for _, f := range plan.Factors { // a factor's flag is its row's
 		factors[f.Name] = fs.String(f.Name, f.Default, "factor: "+f.Usage)
 	}
 	fs.BoolVar(&o.Pin, "pin", true, "pin the server and the driver to disjoint CPU sets (needs 2 CPUs)")
-	fs.StringVar(&o.ServerCPUs, "server-cpus", "", "CPUs of the server, e.g. 0 or 0-1 (default: the first half)")
-	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver (default: the CPUs the server does not have)")
+	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver in taskset's syntax, e.g. 1 or 4-7,12 (default: the CPUs each run's server does not have)")
+	fs.BoolVar(&o.ShareCPUs, "share-cpus", false, "where a run's -server-cpus leave the driver no CPU of its own, run the driver on the server's CPUs "+
+		"(recorded, and flagged in the report: throughput is then shared-CPU throughput)")
 	fs.StringVar(&o.Out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&o.K6, "k6", "bin/k6", "k6 binary (make k6 builds the pinned one)")
 	fs.StringVar(&o.Load, "load", "bin/load", "the Go driver binary (make build builds it)")
@@ -118,6 +126,11 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	}
 	for name, v := range factors {
 		o.Factors[name] = *v
+	}
+	seeded := false
+	fs.Visit(func(f *flag.Flag) { seeded = seeded || f.Name == "seed" })
+	if !seeded {
+		o.Seed = int(time.Now().UnixNano() & math.MaxInt32) // short enough to type back as -seed
 	}
 	var err error
 	c.cfg, err = run.NewConfig(o, runtime.NumCPU())

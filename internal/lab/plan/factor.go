@@ -58,10 +58,14 @@ type RunDirs struct {
 // Placement is the CPUs of the server and of the driver; empty: unpinned.
 type Placement struct {
 	Server, Driver []int
+	// Shared: the driver runs on (some of) the server's CPUs, as
+	// -share-cpus allows where the server leaves it none of its own.
+	Shared bool
 }
 
 // Factors is the table of factors, in the order of group keys, headings and
-// run ids: work outermost in the cross product.
+// run ids: work outermost in the cross product, the server's CPUs innermost
+// (cpus.go).
 var Factors = []*Factor{
 	{
 		Name: "work", JSON: "work", Label: "work", Default: "0",
@@ -146,6 +150,7 @@ var Factors = []*Factor{
 		},
 		K6: func(v string) []string { return []string{"READ_RATIO=" + v} },
 	},
+	serverCPUsFactor,
 }
 
 // durabilities are the accepted -durability values.
@@ -234,6 +239,9 @@ func ParseSpace(flags map[string]string) (Space, error) {
 			v, err := f.Parse(it)
 			if err != nil {
 				return nil, err
+			}
+			if slices.Contains(sp[i], v) { // two spellings of one value: "2" and "0-1"
+				return nil, fmt.Errorf("-%s %q: %q is %s again", f.Name, s, it, v)
 			}
 			sp[i] = append(sp[i], v)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/internal/lab/paired"
 )
 
 // Config is what the plan ranges over.
@@ -24,6 +26,9 @@ type Config struct {
 	H2loadLevels []int
 	Reps         int
 	Factors      Space
+	// Seed draws each block's order of the modes (paired.Order): the same
+	// seed lays out the same plan.
+	Seed int
 }
 
 // LevelsOf are the load levels a driver runs at.
@@ -45,7 +50,9 @@ type Spec struct {
 	Mode     string `json:"mode"`
 	Model    string `json:"model"`
 	Level    int    `json:"level"` // callers (closed) or calls/s (open)
-	Rep      int    `json:"rep"`   // 1-based
+	// Rep is the repetition, 1-based: the run's block. Every mode of a
+	// group ran once in each block, so the analysis pairs runs by it.
+	Rep int `json:"rep"`
 }
 
 // WorkloadDef is the spec's workload.
@@ -65,14 +72,19 @@ func LevelUnit(model string) string {
 // Serves says whether a driver can run a workload under a model.
 type Serves func(driver string, wl Workload, model string) bool
 
-// Layout lays out the runs: repetitions outermost so that drift over time
-// hits every mode and driver alike, and modes alternating in direction from
-// one repetition to the next (A B C, C B A, …) so no mode always runs
-// first. Cells no mode can fill (NACells) get no runs.
+// Layout lays out the runs. Each repetition is a block, outermost, so that
+// drift over time moves a whole block and cancels out of the per-block
+// ratios the report compares. Inside a block the workloads, drivers, factor
+// combinations and levels keep their order, and at every one of them the
+// modes run in the block's own order, drawn from cfg.Seed (paired.Order): a
+// fixed order would let a mode always run first, or always after the same
+// neighbour, and take whatever that does to it as its own effect. Cells no
+// mode can fill (NACells) get no runs.
 func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 	na := NACells(cfg, cat)
 	var specs []Spec
 	for rep := 1; rep <= cfg.Reps; rep++ {
+		modes := paired.Order(cfg.Seed, rep, cfg.Modes)
 		for _, wl := range cfg.Workloads {
 			for _, drv := range cfg.Drivers {
 				if !serves(drv, wl, cfg.Model) {
@@ -86,11 +98,7 @@ func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 					}
 					seen[pt] = true
 					for _, level := range cfg.LevelsOf(drv) {
-						for i := range cfg.Modes {
-							mode := cfg.Modes[i]
-							if rep%2 == 0 {
-								mode = cfg.Modes[len(cfg.Modes)-1-i]
-							}
+						for _, mode := range modes {
 							if _, ok := NAFor(na, wl.Name, mode, pt); ok {
 								continue
 							}

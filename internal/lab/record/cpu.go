@@ -62,3 +62,54 @@ func Classify(serverUtil, driverUtil float64) Class {
 	}
 	return ClassNeither
 }
+
+// SetUsage is a CPU set's time over a run's measured window, in seconds
+// summed over its CPUs, from the kernel's per-CPU counters (/proc/stat):
+// everything that ran there, not only one process — interrupts, softirq,
+// other processes, and on a virtual machine the time the hypervisor gave
+// the CPU to someone else (steal), which no process's own CPU time shows.
+type SetUsage struct {
+	CPUs    []int   `json:"cpus"` // the set; all the machine's when unpinned
+	User    float64 `json:"user"` // guest time is inside user, as the kernel counts it
+	Nice    float64 `json:"nice"`
+	System  float64 `json:"system"`
+	Idle    float64 `json:"idle"`
+	Iowait  float64 `json:"iowait"`
+	IRQ     float64 `json:"irq"`
+	SoftIRQ float64 `json:"softirq"`
+	Steal   float64 `json:"steal"`
+}
+
+// Sampled reports whether the runner read the set's counters (records from
+// before it did have none).
+func (u SetUsage) Sampled() bool { return u.Total() > 0 }
+
+// Total is all the set's time over the window: its CPUs times the window,
+// as the kernel accounted it.
+func (u SetUsage) Total() float64 {
+	return u.User + u.Nice + u.System + u.Idle + u.Iowait + u.IRQ + u.SoftIRQ + u.Steal
+}
+
+// Busy is the share of the set's time spent running anything: processes
+// (user, nice, system) and interrupts (irq, softirq).
+func (u SetUsage) Busy() float64 {
+	if u.Total() <= 0 {
+		return 0
+	}
+	return (u.User + u.Nice + u.System + u.IRQ + u.SoftIRQ) / u.Total()
+}
+
+// StealShare is the share of the set's time the hypervisor took.
+func (u SetUsage) StealShare() float64 {
+	if u.Total() <= 0 {
+		return 0
+	}
+	return u.Steal / u.Total()
+}
+
+// NotableSteal is the steal, as a share of a run's CPUs, at which the run is
+// flagged. Steal is time the run's processes lost without seeing it in their
+// own CPU time, and it comes and goes with the neighbours on the host, not
+// with the design: at 5% it is as large as the smaller effects the paired
+// analysis resolves, so such a run's figures may carry the neighbours'.
+const NotableSteal = 0.05

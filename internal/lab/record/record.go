@@ -30,19 +30,24 @@ type Check struct {
 // checked. Written as runs/<id>.json.
 type Run struct {
 	plan.Spec
-	Started     time.Time        `json:"started"`
-	Result      *summary.Summary `json:"result"`
-	DriverExit  int              `json:"driver_exit_code"`
-	DriverProc  ProcUsage        `json:"driver_proc"`         // over the measured driver process's life
-	ServerProc  ProcUsage        `json:"server_proc"`         // over the same window, from /proc
-	StatsBefore json.RawMessage  `json:"server_stats_before"` // right after the reset, before the driver
-	Stats       json.RawMessage  `json:"server_stats"`        // AdminService/GetStats after the run
-	ServerExit  int              `json:"server_exit_code"`
-	StopSeconds float64          `json:"server_stop_seconds"`
-	Checks      []Check          `json:"invariants"`
-	Problems    []string         `json:"problems,omitempty"`
-	Profile     []string         `json:"profile,omitempty"` // files beside the record: CPU profile, trace
-	Derived     Derived          `json:"derived"`
+	Started    time.Time        `json:"started"`
+	Result     *summary.Summary `json:"result"`
+	DriverExit int              `json:"driver_exit_code"`
+	DriverProc ProcUsage        `json:"driver_proc"`           // over the measured driver process's life
+	SharedCPUs bool             `json:"shared_cpus,omitempty"` // the driver ran on the server's CPUs (-share-cpus)
+	ServerProc ProcUsage        `json:"server_proc"`           // over the same window, from /proc
+	// ServerSet and DriverSet are the two CPU sets' time over the same
+	// window, from /proc/stat: what else ran on them, and steal.
+	ServerSet   SetUsage        `json:"server_cpu_set"`
+	DriverSet   SetUsage        `json:"driver_cpu_set"`
+	StatsBefore json.RawMessage `json:"server_stats_before"` // right after the reset, before the driver
+	Stats       json.RawMessage `json:"server_stats"`        // AdminService/GetStats after the run
+	ServerExit  int             `json:"server_exit_code"`
+	StopSeconds float64         `json:"server_stop_seconds"`
+	Checks      []Check         `json:"invariants"`
+	Problems    []string        `json:"problems,omitempty"`
+	Profile     []string        `json:"profile,omitempty"` // files beside the record: CPU profile, trace
+	Derived     Derived         `json:"derived"`
 }
 
 // Failed reports whether the run broke an invariant or failed outright.
@@ -79,6 +84,17 @@ type Derived struct {
 	ServerCPUPerCallUs float64 `json:"server_cpu_us_per_call"`
 	Class              Class   `json:"class"`
 	CPUs               int     `json:"cpus"` // the machine's
+	// ServerSetBusy and DriverSetBusy are the CPU sets' busy shares
+	// (SetUsage.Busy); Steal the larger of the two sets' steal shares;
+	// zero where the sets were not sampled.
+	ServerSetBusy float64 `json:"server_set_busy"`
+	DriverSetBusy float64 `json:"driver_set_busy"`
+	Steal         float64 `json:"steal"`
+	// HighSteal flags a run with Steal ≥ NotableSteal.
+	HighSteal bool `json:"high_steal"`
+	// Serial is the store's serial demand over the window; nil where the
+	// server reports none for the workload.
+	Serial *Serial `json:"serial,omitempty"`
 }
 
 // Derive computes the run's derived figures.
@@ -109,11 +125,47 @@ func Derive(r *Run) (Derived, error) {
 		d.ServerUtil = d.ServerCores / max(0.01, float64(d.CPUs)-d.DriverCores)
 		d.DriverUtil = d.DriverCores / max(0.01, float64(d.CPUs)-d.ServerCores)
 	}
+	if r.SharedCPUs {
+		// On one set, each is judged against what the other left it.
+		n := float64(len(r.ServerProc.CPUs))
+		d.ServerUtil = d.ServerCores / max(0.01, n-d.DriverCores)
+		d.DriverUtil = d.DriverCores / max(0.01, n-d.ServerCores)
+	}
 	if n := st.GetRequests(); n > 0 {
 		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
 	}
 	d.Class = Classify(d.ServerUtil, d.DriverUtil)
+	d.ServerSetBusy, d.DriverSetBusy = r.ServerSet.Busy(), r.DriverSet.Busy()
+	d.Steal = max(r.ServerSet.StealShare(), r.DriverSet.StealShare())
+	d.HighSteal = d.Steal >= NotableSteal
+	d.Serial = serialOf(r.WorkloadDef().Kind, st)
 	return d, nil
+}
+
+// Limit says what limited the run, as far as its CPU figures show: a
+// server-bound run's server, a load-bound run's driver. A run that is
+// neither is explained only where a CPU set was busy although its process
+// was not — something else ran there (interrupts, softirq, another
+// process); otherwise "" — its CPU figures do not say what held it back
+// (latency, a wait on a sync or a lock), and the report does not guess.
+func (r *Run) Limit() string {
+	d := r.Derived
+	switch d.Class {
+	case ClassServerBound:
+		return "the server's CPU"
+	case ClassLoadBound:
+		return "the driver's CPU"
+	}
+	var parts []string
+	if d.ServerSetBusy >= ServerBusy {
+		parts = append(parts, fmt.Sprintf("the server's CPUs were %.0f%% busy, the server itself %.0f%%: the rest interrupts, softirq or other processes",
+			100*d.ServerSetBusy, 100*d.ServerUtil))
+	}
+	if d.DriverSetBusy >= DriverBusy {
+		parts = append(parts, fmt.Sprintf("the driver's CPUs were %.0f%% busy, the driver itself %.0f%%: the rest interrupts, softirq or other processes",
+			100*d.DriverSetBusy, 100*d.DriverUtil))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Load reads back the run records of a results directory, in run order, and

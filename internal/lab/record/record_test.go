@@ -77,3 +77,75 @@ func mustDerive(t *testing.T, r *Run) Derived {
 	require.NoError(t, err)
 	return d
 }
+
+// TestStealAndLimit: steal comes from the CPU sets, and a run at
+// NotableSteal is flagged, one just under it not (the control). What limited
+// a run is said only where its CPU figures show it: a "neither" run whose
+// process was not busy but whose CPU set was names the set; one whose set
+// was not busy either says nothing, and never "the server set the pace".
+func TestStealAndLimit(t *testing.T) {
+	st := &locklabv1.GetStatsResponse{WindowSeconds: 10, CpuSeconds: 5, Requests: 50_000}
+	raw, err := protojson.Marshal(st)
+	require.NoError(t, err)
+	set := func(busy, steal float64) SetUsage { // over 10 s of one CPU
+		return SetUsage{CPUs: []int{0}, User: busy, Steal: steal, Idle: 10 - busy - steal}
+	}
+	r := &Run{
+		Result:     &summary.Summary{Calls: 50_000, DurationS: 10},
+		Stats:      raw,
+		ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 5, WallSeconds: 10},
+		DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 5, WallSeconds: 10},
+		ServerSet:  set(5, NotableSteal*10),
+		DriverSet:  set(5, 0),
+	}
+	d := mustDerive(t, r)
+	assert.InDelta(t, NotableSteal, d.Steal, 1e-9)
+	assert.True(t, d.HighSteal)
+	r.ServerSet = set(5, NotableSteal*10-0.01)
+	assert.False(t, mustDerive(t, r).HighSteal)
+
+	r.Derived = mustDerive(t, r)
+	require.Equal(t, ClassNeither, r.Derived.Class)
+	assert.Equal(t, "", r.Limit(), "half-busy process, half-busy set: the CPU figures do not say")
+	r.ServerSet = set(9.5, 0)
+	r.Derived = mustDerive(t, r)
+	assert.Equal(t, "the server's CPUs were 95% busy, the server itself 50%: the rest interrupts, softirq or other processes", r.Limit())
+	r.ServerProc.CPUSeconds = 9.5
+	r.Derived = mustDerive(t, r)
+	assert.Equal(t, "the server's CPU", r.Limit())
+	r.DriverProc.CPUSeconds = 9
+	r.Derived = mustDerive(t, r)
+	assert.Equal(t, "the driver's CPU", r.Limit())
+	assert.False(t, (&Run{}).ServerSet.Sampled(), "a record from before the sets were read")
+}
+
+// TestDeriveSerial: the run's workload's serial demand is read from the
+// server's stats, over the same window and calls as its CPU per call; a
+// server that reports none for the workload gives none.
+func TestDeriveSerial(t *testing.T) {
+	st := &locklabv1.GetStatsResponse{WindowSeconds: 2, CpuSeconds: 1.8, Requests: 40_000, Serial: []*locklabv1.SerialDemand{
+		{Workload: "counter", Resources: 1, BusySeconds: 0.8, MaxBusySeconds: 0.8, SampleEvery: 16},
+		{Workload: "bank", Resources: 16, BusySeconds: 1.6, MaxBusySeconds: 0.2, SampleEvery: 16},
+	}}
+	raw, err := protojson.Marshal(st)
+	require.NoError(t, err)
+	r := &Run{Result: &summary.Summary{Calls: 40_000, DurationS: 2}, Stats: raw,
+		ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 1.8, WallSeconds: 2}}
+	r.Workload = "bank-A"
+	d := mustDerive(t, r)
+	require.NotNil(t, d.Serial)
+	assert.Equal(t, 16, d.Serial.Resources)
+	assert.InDelta(t, 5.0, d.Serial.DemandUs(), 1e-9, "the busiest shard: 0.2 s over 40,000 calls")
+	assert.InDelta(t, 0.1, d.Serial.Util(), 1e-9)
+	r.Workload = "counter"
+	assert.InDelta(t, 20.0, mustDerive(t, r).Serial.DemandUs(), 1e-9)
+	r.Workload = "kv"
+	assert.Nil(t, mustDerive(t, r).Serial, "the control: no serial figure for a workload the server did not report")
+
+	// Shared CPUs: each process is judged against what the other left.
+	r.ServerProc, r.DriverProc = ProcUsage{CPUs: []int{0, 1}, CPUSeconds: 3, WallSeconds: 2}, ProcUsage{CPUs: []int{0, 1}, CPUSeconds: 1, WallSeconds: 2}
+	r.SharedCPUs = true
+	d = mustDerive(t, r)
+	assert.InDelta(t, 1.5/1.5, d.ServerUtil, 1e-9)
+	assert.InDelta(t, 0.5/0.5, d.DriverUtil, 1e-9)
+}

@@ -85,7 +85,7 @@ func colouredRows(img image.Image) int {
 }
 
 func TestReportHTMLDrawsChartsInBrowserOffline(t *testing.T) {
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, fakeRuns(t))}
+	rep := mustNew(t, fakeMeta(), fakeRuns(t))
 	page, err := rep.HTML()
 	require.NoError(t, err)
 

@@ -44,6 +44,10 @@ type Metric struct {
 	ChartScale float64
 	// Diff is the column -diff compares the metric under; "" not compared.
 	Diff string
+	// Compare makes the metric one of the few every pair of designs is
+	// compared on, in every group, with a paired test (Compared): fixed in
+	// advance, so that no run's class can switch what a verdict judges.
+	Compare bool
 
 	op string // a family member's op
 }
@@ -129,6 +133,18 @@ var Catalogue = []*Metric{
 		Read: func(r *record.Run) (float64, error) { return r.Derived.ServerUtil, nil }},
 	{Key: "driver_util", Label: "driver CPU use (of its CPUs)", Unit: UnitShare, Block: BlockCPU,
 		Read: func(r *record.Run) (float64, error) { return r.Derived.DriverUtil, nil }},
+	// The CPU sets as the kernel counts them, beside the processes' own:
+	// interrupts, softirq and other processes show as the set's busy share
+	// above its process's, and steal as time neither process saw.
+	{Key: "server_set_busy", Label: "server's CPUs busy (anything, /proc/stat)", Unit: UnitShare, Block: BlockCPU, HideEmpty: true,
+		Applies: func(r *record.Run) bool { return r.ServerSet.Sampled() },
+		Read:    func(r *record.Run) (float64, error) { return r.Derived.ServerSetBusy, nil }},
+	{Key: "driver_set_busy", Label: "driver's CPUs busy (anything, /proc/stat)", Unit: UnitShare, Block: BlockCPU, HideEmpty: true,
+		Applies: func(r *record.Run) bool { return r.DriverSet.Sampled() },
+		Read:    func(r *record.Run) (float64, error) { return r.Derived.DriverSetBusy, nil }},
+	{Key: "steal", Label: "steal (of the run's CPUs)", Unit: UnitShare, Better: Lower, Block: BlockCPU, Worst: true, HideEmpty: true,
+		Applies: func(r *record.Run) bool { return r.ServerSet.Sampled() || r.DriverSet.Sampled() },
+		Read:    func(r *record.Run) (float64, error) { return r.Derived.Steal, nil }},
 	{Key: "server_rss_mib", Label: "server memory (RSS)", Unit: UnitMiB, Better: Lower, Block: BlockCPU, SkipZero: true,
 		Read: stat(func(st *stats) float64 { return float64(st.GetRssBytes()) / (1 << 20) })},
 	// The store latency per op: the families' rows are one row per op in
@@ -158,17 +174,20 @@ var Catalogue = []*Metric{
 	// A lock design has no queue: its server reports 0.
 	{Key: "queue_high_water", Label: "queue high-water", Unit: UnitCount, Block: BlockServer, SkipZero: true,
 		Read: stat(func(st *stats) float64 { return float64(st.GetQueueHighWater()) })},
+	// The serial resource and its demand per call (cores.go).
+	mSerialDemand, mSerialUtil, mSerialResources,
 }
 
-// The metrics the report's own logic names: the verdicts, the overview, the
-// list of runs and -diff's reproducibility.
+// The metrics the report's own logic names: the overview, the list of runs
+// and -diff's reproducibility. What the verdicts compare is the Compare
+// flag's, not these names'.
 var (
 	mCallsPerSec = &Metric{Key: "calls_per_s", Label: "calls/s", Unit: UnitRate, Better: Higher, Block: BlockResult,
-		Read: func(r *record.Run) (float64, error) { return r.Derived.CallsPerSec, nil }, Chart: "throughput", Diff: "calls/s"}
+		Read: func(r *record.Run) (float64, error) { return r.Derived.CallsPerSec, nil }, Chart: "throughput", Diff: "calls/s", Compare: true}
 	mP99 = &Metric{Key: "latency_ms.p99", Label: "p99 latency", Unit: UnitMs, Better: Lower, Block: BlockResult, SkipZero: true,
-		Read: result(func(r *record.Run) float64 { return r.Result.LatencyMs.P99 }), Chart: "p99 latency", Diff: "p99"}
+		Read: result(func(r *record.Run) float64 { return r.Result.LatencyMs.P99 }), Chart: "p99 latency", Diff: "p99", Compare: true}
 	mServerCPUPerCall = &Metric{Key: "server_cpu_us_per_call", Label: "server CPU per call", Unit: UnitUs, Better: Lower,
-		Block: BlockCPU, SkipZero: true, Chart: "server CPU per call (µs)",
+		Block: BlockCPU, SkipZero: true, Chart: "server CPU per call (µs)", Compare: true,
 		Read: func(r *record.Run) (float64, error) { return r.Derived.ServerCPUPerCallUs, nil }}
 )
 

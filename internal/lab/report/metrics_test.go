@@ -28,7 +28,7 @@ func TestAMetricIsOneRow(t *testing.T) {
 	addMetric(t, &Metric{Key: "test_busy_us_per_call", Label: "serial busy per call", Unit: UnitUs, Better: Lower,
 		Block: BlockServer, Chart: "serial busy per call (µs)", Diff: "busy",
 		Read: stat(func(st *stats) float64 { return st.GetCpuSeconds() / float64(st.GetRequests()) * 1e6 / 2 })})
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, fakeRuns(t))}
+	rep := mustNew(t, fakeMeta(), fakeRuns(t))
 	g := rep.group(counterGo, 10, "mutex")
 	require.NotNil(t, g)
 	assert.InDelta(t, 470.3, g.Figures["test_busy_us_per_call"].Median, 0.1)

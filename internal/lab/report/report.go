@@ -48,6 +48,11 @@ func (toc) isBlock()     {}
 type Report struct {
 	Meta   record.Meta `json:"meta"`
 	Groups []*Group    `json:"groups"`
+	// Findings are the paired verdicts: every pair of every group on
+	// every compared metric, one Holm family.
+	Findings []Finding `json:"-"`
+
+	notes map[Cell]cellNotes
 }
 
 // New builds the report of a comparison from its runs.
@@ -56,7 +61,11 @@ func New(meta record.Meta, runs []*record.Run) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Meta: meta, Groups: groups}, nil
+	rep := &Report{Meta: meta, Groups: groups}
+	if err := rep.analyse(); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
 // group returns the group of a section, level and mode, or nil.
@@ -101,19 +110,38 @@ func (rep *Report) levelName(level int) string {
 
 // howToRead is the long explanation, said once per report.
 func (rep *Report) howToRead() string {
-	return "How to read: every figure is the median over a group's repetitions (one workload, driver, factor combination, " +
-		"level and mode); `[lo–hi]` is its 95% confidence interval (golang.org/x/perf's benchmath, which assumes nothing " +
-		"about the distribution and needs at least 6 runs for a 95% interval; with fewer the range of the runs is shown as `(min–max)`). " +
-		"Each run is classed by the CPU use of the server and of the driver over the measured window, each as a share of its own CPUs: " +
-		fmt.Sprintf("*server-bound* (server ≥ %.0f%%, driver < %.0f%%: the throughput is the design's), ", record.ServerBusy*100, record.DriverBusy*100) +
-		fmt.Sprintf("*load-bound* (driver ≥ %.0f%%: the throughput is the driver's) or *neither*. ", record.DriverBusy*100) +
-		"A verdict compares the best store-backed design with the runner-up by a Mann-Whitney U test (benchmath): on calls/s when " +
-		"every run of both was server-bound, otherwise on the server's CPU per call (the design's cost at that load), and it says which. " +
-		"\"no difference detected at n=5\" means p ≥ 0.05: not that the designs are equal, only that these runs cannot tell them apart " +
-		"(the smallest p a U test can give is 0.008 at 5 runs per side, 0.029 at 4, 0.1 at 3). " +
-		"`noop` answers without touching any store: the harness's ceiling. n/a marks a mode that does not serve a workload or a " +
-		"durability. Latency curves merge the repetitions' HDR histograms (or, for drivers without one, take the median of each percentile). " +
-		"Every figure comes from the raw files in `runs/`; `figures.json` names the runs behind each one."
+	return fmt.Sprintf("How to read: each repetition is a block, in which every mode ran once, in an order drawn afresh for the block; "+
+		"a design is compared with the baseline (%s) and with `noop` block by block, on the ratio of its figure to theirs, so that "+
+		"whatever moved a whole block (the machine's drift) cancels out. The effect is the geometric mean of those ratios "+
+		"(−12%% calls/s: 12%% fewer), `[lo, hi]` its 95%% confidence interval (a t interval on the log ratios), p the two-sided "+
+		"Wilcoxon signed-rank test's (exact), and p_adj that p adjusted by Holm's method over every comparison in the report, so "+
+		"that the chance of any false \"difference detected\" among them all stays at %s. Every pair is compared on the same three "+
+		"figures, %s, whatever limited its runs. \"no difference detected\" (the interval contains no effect) is not \"equal\": "+
+		"the cell says how close the interval pins the effect (within ±x%%). \"not confirmed after adjustment\" means the interval "+
+		"excludes no effect but the test does not hold once adjusted for every comparison of the report: a lead, not a finding. "+
+		"\"too few repetitions for a test\" means that even with every block's ratio on the same side of 1 the test could "+
+		"not reach %s after the adjustment. "+
+		"Each run is classed by the CPU use of the server and of the driver over the measured window, each as a share of its own CPUs: "+
+		"*server-bound* (server ≥ %.0f%%, driver < %.0f%%), *load-bound* (driver ≥ %.0f%%: the driver may have set the pace) or *neither* "+
+		"(what limited it is said only where the CPU figures show it). A group with a load-bound run keeps its figures below but "+
+		"leaves the headline. The CPU sets' own time (/proc/stat: interrupts, other processes, steal) is shown beside the processes'; "+
+		"a run with steal ≥ %.0f%% of its CPUs is flagged. "+
+		"In the per-level tables every figure is the median over a group's repetitions with its 95%% interval `[lo–hi]` "+
+		"(golang.org/x/perf's benchmath, at least 6 runs) or the runs' range `(min–max)`. `noop` answers without touching any store: "+
+		"the harness's ceiling. n/a marks a mode that does not serve a workload or a durability. Latency curves merge the repetitions' "+
+		"HDR histograms (or take the median of each percentile). Every figure comes from the raw files in `runs/`; `figures.json` "+
+		"names the runs behind each one.",
+		rep.baseline(), fmtAlpha(), comparedLabels(), fmtAlpha(),
+		record.ServerBusy*100, record.DriverBusy*100, record.DriverBusy*100, record.NotableSteal*100)
+}
+
+// comparedLabels names the compared metrics in a sentence.
+func comparedLabels() string {
+	var ls []string
+	for _, m := range Compared() {
+		ls = append(ls, m.Label)
+	}
+	return strings.Join(ls, ", ")
 }
 
 func (rep *Report) blocks(withCharts bool) []block {
@@ -122,6 +150,12 @@ func (rep *Report) blocks(withCharts bool) []block {
 	if len(m.ServerCPUs) > 0 {
 		pin = fmt.Sprintf("server on CPU %s (GOMAXPROCS=%d), driver on CPU %s (GOMAXPROCS=%d)",
 			plan.CPUList(m.ServerCPUs), len(m.ServerCPUs), plan.CPUList(m.DriverCPUs), len(m.DriverCPUs))
+	}
+	if vs := m.Factors.Values(plan.ServerCPUs); len(vs) > 1 || (len(vs) == 1 && vs[0] != plan.DefaultPoint().Get(plan.ServerCPUs)) {
+		pin = "server on the CPUs each run's server CPUs name (GOMAXPROCS matching), driver on the CPUs the server leaves or -driver-cpus names (each run's record has both)"
+	}
+	if m.ShareCPUs {
+		pin += "; -share-cpus: where a run's server CPUs left the driver none of its own, the driver ran on the server's"
 	}
 	versions := []string{m.GoVersion}
 	for _, v := range []string{m.K6Version, m.H2loadVersion} {
@@ -136,13 +170,13 @@ func (rep *Report) blocks(withCharts bool) []block {
 			m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, strings.Join(versions, "; "), m.GitCommit,
 			map[bool]string{true: " with uncommitted changes", false: ""}[m.GitDirty],
 			m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))),
-		para(fmt.Sprintf("Configuration: workloads %s; modes %s; drivers %s; %s model at %s%s; factors: %s; "+
-			"%s measured after a %s warm-up; %d repetitions, interleaved; a fresh server for every run; %s.",
-			strings.Join(m.Workloads, ", "), strings.Join(m.Modes, ", "), strings.Join(m.Drivers, ", "), m.Model, joinInts(m.Levels),
-			h2loadLevelsNote(m), m.Factors, m.Duration, m.Warmup, m.Reps, pin)),
-		para(rep.howToRead()),
-		toc{},
+		para(fmt.Sprintf("Configuration: workloads %s; modes %s (baseline %s); drivers %s; %s model at %s%s; factors: %s; "+
+			"%s measured after a %s warm-up; %d repetitions as blocks, %s; a fresh server for every run; %s.",
+			strings.Join(m.Workloads, ", "), strings.Join(m.Modes, ", "), rep.baseline(), strings.Join(m.Drivers, ", "), m.Model, joinInts(m.Levels),
+			h2loadLevelsNote(m), m.Factors, m.Duration, m.Warmup, m.Reps, blockOrder(m), pin)),
 	}
+	out = append(out, rep.headline(withCharts)...)
+	out = append(out, para(rep.howToRead()), toc{})
 	if bad := rep.problems(); len(bad) > 0 {
 		out = append(out, heading{2, "Problems"}, para("These runs broke an invariant or failed; their figures are still in the tables."))
 		out = append(out, table{header: []string{"run", "problem"}, rows: bad})
@@ -161,18 +195,21 @@ func (rep *Report) blocks(withCharts bool) []block {
 	}
 	for _, sec := range rep.sections() {
 		out = append(out, heading{2, sec.String()})
+		out = append(out, rep.sharedNotes(sec)...)
 		out = append(out, rep.overview(sec))
 		if withCharts {
 			out = append(out, rep.charts(sec)...)
 		}
 		for _, level := range rep.levels(sec) {
 			out = append(out, heading{3, fmt.Sprintf("%s · %s · %s", sec.Workload, sec.Driver, rep.levelName(level))})
-			out = append(out, rep.levelTable(sec, level), para("Verdict "+rep.verdictText(sec, level)))
+			out = append(out, rep.levelTable(sec, level))
+			out = append(out, rep.levelVerdicts(Cell{sec, level})...)
 			if withCharts {
 				out = append(out, rep.percentileChart(sec, level))
 			}
 		}
 	}
+	out = append(out, rep.coresBlocks(withCharts)...)
 	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
 		rep.runsTable())
 	return out
@@ -185,7 +222,8 @@ func (rep *Report) runsTable() table {
 		runs = append(runs, g.records...)
 	}
 	slices.SortFunc(runs, func(a, b *record.Run) int { return a.Index - b.Index })
-	t := table{header: []string{"run", "class", "server CPU", "driver CPU", mCallsPerSec.Label, mP99.Label, "invariants"}}
+	t := table{header: []string{"run", "block", "class", "server CPU", "driver CPU", "server's CPUs busy", "driver's CPUs busy", "steal",
+		mCallsPerSec.Label, mP99.Label, "invariants", "what limited it"}}
 	for _, r := range runs {
 		inv := "held"
 		switch {
@@ -194,8 +232,22 @@ func (rep *Report) runsTable() table {
 		case !r.StoreBacked():
 			inv = "n/a"
 		}
-		t.rows = append(t.rows, []string{r.ID, string(r.Derived.Class), UnitShare.Format(r.Derived.ServerUtil), UnitShare.Format(r.Derived.DriverUtil),
-			fmtNum(r.Derived.CallsPerSec), fmtMs(r.Result.LatencyMs.P99), inv})
+		set := func(u record.SetUsage, v float64) string {
+			if !u.Sampled() {
+				return "—"
+			}
+			return UnitShare.Format(v)
+		}
+		steal := "—"
+		if r.ServerSet.Sampled() || r.DriverSet.Sampled() {
+			steal = UnitShare.Format(r.Derived.Steal)
+			if r.Derived.HighSteal {
+				steal += " (notable)"
+			}
+		}
+		t.rows = append(t.rows, []string{r.ID, strconv.Itoa(r.Rep), string(r.Derived.Class), UnitShare.Format(r.Derived.ServerUtil), UnitShare.Format(r.Derived.DriverUtil),
+			set(r.ServerSet, r.Derived.ServerSetBusy), set(r.DriverSet, r.Derived.DriverSetBusy), steal,
+			fmtNum(r.Derived.CallsPerSec), fmtMs(r.Result.LatencyMs.P99), inv, cmp.Or(r.Limit(), "not shown by its CPU figures")})
 	}
 	return t
 }
@@ -237,7 +289,7 @@ func (rep *Report) overview(sec Section) table {
 	for _, mode := range rep.Meta.Modes {
 		header = append(header, mode+" calls/s", mode+" p99")
 	}
-	header = append(header, "runs by class", "verdict")
+	header = append(header, "runs by class")
 	var rows [][]string
 	for _, level := range rep.levels(sec) {
 		row := []string{rep.levelName(level)}
@@ -253,7 +305,7 @@ func (rep *Report) overview(sec Section) table {
 			}
 			row = append(row, fmtCI(g.fig(mCallsPerSec), mCallsPerSec.Unit.Format), fmtMs(g.fig(mP99).Median))
 		}
-		rows = append(rows, append(row, fmtClasses(classes), rep.verdictText(sec, level)))
+		rows = append(rows, append(row, fmtClasses(classes)))
 	}
 	return table{header: header, rows: rows}
 }
@@ -309,16 +361,7 @@ func (rep *Report) levelTable(sec Section, level int) table {
 		}
 		return row(m.Label, func(g *Group) string { return fmtCI(g.fig(m), m.Unit.Format) })
 	}
-	v, vok := rep.verdict(sec, level)
 	after := map[Block]func() [][]string{
-		BlockResult: func() [][]string {
-			return [][]string{row("vs the best other design", func(g *Group) string {
-				if !vok || !g.StoreBacked {
-					return "—"
-				}
-				return rep.againstBest(sec, level, g, v.Metric)
-			})}
-		},
 		BlockCPU: func() [][]string { return storeRows(groups, row) },
 		BlockServer: func() [][]string {
 			return [][]string{row("invariants", func(g *Group) string {
@@ -385,99 +428,6 @@ func latencySampleEvery(groups []*Group) uint32 {
 		}
 	}
 	return n
-}
-
-// designs are a level's store-backed groups.
-func (rep *Report) designs(sec Section, level int) []*Group {
-	var out []*Group
-	for _, mode := range rep.Meta.Modes {
-		if g := rep.group(sec, level, mode); g != nil && g.StoreBacked {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// Verdict bases: what a level's verdict was judged on, and why.
-const (
-	basisServerBound = "on calls/s, every run server-bound"
-	basisNoLoadBound = "on calls/s, no run load-bound: the server set the pace, by its CPU or by what it waits for (a sync)"
-	basisCPUPerCall  = "on server CPU per call: not every run was server-bound"
-)
-
-// verdictMetric chooses what a level's verdict compares: calls/s when the
-// driver limited no run of the designs (every run server-bound, or some
-// neither: the server waited, on a sync say, with CPU to spare), the
-// server's CPU per call when the driver limited any.
-func verdictMetric(designs []*Group) (m *Metric, basis string) {
-	basis = basisServerBound
-	for _, g := range designs {
-		if g.Classes[record.ClassLoadBound] > 0 {
-			return mServerCPUPerCall, basisCPUPerCall
-		}
-		if g.Classes[record.ClassServerBound] != len(g.records) {
-			basis = basisNoLoadBound
-		}
-	}
-	return mCallsPerSec, basis
-}
-
-// verdict compares the best design of a level with the runner-up.
-func (rep *Report) verdict(sec Section, level int) (Verdict, bool) {
-	ds := rep.designs(sec, level)
-	if len(ds) < 2 {
-		return Verdict{}, false
-	}
-	m, basis := verdictMetric(ds)
-	higher := m.Better == Higher
-	slices.SortStableFunc(ds, func(a, b *Group) int {
-		c := cmp.Compare(a.fig(m).Median, b.fig(m).Median)
-		if higher {
-			return -c
-		}
-		return c
-	})
-	v := newVerdict(ds[0].Mode, ds[1].Mode, ds[0].fig(m), ds[1].fig(m), m.Label, higher)
-	v.Basis = basis
-	return v, true
-}
-
-// verdictText is the verdict with what it was judged on.
-func (rep *Report) verdictText(sec Section, level int) string {
-	v, ok := rep.verdict(sec, level)
-	if !ok {
-		switch ds := rep.designs(sec, level); len(ds) {
-		case 0:
-			return "(no store-backed design ran)."
-		default:
-			return "(" + ds[0].Mode + " is the only design)."
-		}
-	}
-	return fmt.Sprintf("(%s): %s.", v.Basis, v)
-}
-
-// againstBest is a design's test against the best other design of its level.
-func (rep *Report) againstBest(sec Section, level int, g *Group, metricLabel string) string {
-	m := mCallsPerSec
-	if metricLabel != mCallsPerSec.Label {
-		m = mServerCPUPerCall
-	}
-	higher := m.Better == Higher
-	var best *Group
-	for _, o := range rep.designs(sec, level) {
-		if o == g {
-			continue
-		}
-		if best == nil || (higher && o.fig(m).Median > best.fig(m).Median) || (!higher && o.fig(m).Median < best.fig(m).Median) {
-			best = o
-		}
-	}
-	if best == nil {
-		return "—"
-	}
-	c := compare(g.fig(m), best.fig(m))
-	d := relDiff(best.fig(m).Median, g.fig(m).Median)
-	return fmt.Sprintf("%s %+.1f%% vs %s, %s", m.Label, d*100, best.Mode, c)
 }
 
 // Markdown renders the report as GitHub-flavoured Markdown.

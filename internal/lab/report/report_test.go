@@ -89,7 +89,7 @@ func fakeRuns(t *testing.T) []*record.Run {
 }
 
 func TestAggregateMedians(t *testing.T) {
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, fakeRuns(t))}
+	rep := mustNew(t, fakeMeta(), fakeRuns(t))
 	g := rep.group(counterGo, 100, "mutex")
 	require.NotNil(t, g)
 	s := g.fig(mCallsPerSec)
@@ -119,75 +119,21 @@ func TestStatConfidenceInterval(t *testing.T) {
 	assert.Equal(t, "—", fmtCI(Stat{}, fmtNum))
 }
 
-func TestVerdictThroughputWhenServerBound(t *testing.T) {
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, fakeRuns(t))}
-	assert.Equal(t, "(on calls/s, every run server-bound): inputQ 21% slower than mutex, p=0.008, n=5.", rep.verdictText(counterGo, 10))
-	assert.Equal(t, "(on calls/s, every run server-bound): no difference detected at n=5.", rep.verdictText(counterGo, 100))
-}
-
-func TestVerdictOnCPUPerCallWhenNotServerBound(t *testing.T) {
-	runs := fakeRuns(t)
-	for _, r := range runs {
-		r.DriverProc.CPUSeconds = 9 // 90% of the driver's CPU: load-bound
-		if r.Mode == "inputQ" {
-			var st locklabv1.GetStatsResponse
-			require.NoError(t, protojson.Unmarshal(r.Stats, &st))
-			st.CpuSeconds *= 1.5
-			r.Stats, _ = protojson.Marshal(&st)
-		}
-		r.Derived = mustDerive(t, r)
-	}
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
-	v := rep.verdictText(counterGo, 100)
-	assert.Contains(t, v, "on server CPU per call: not every run was server-bound")
-	assert.Contains(t, v, "inputQ 53% more server CPU per call than mutex, p=0.008, n=5")
-}
-
-// TestVerdictOnCallsWhenNoRunLoadBound: runs that are neither (the server
-// waited with CPU to spare, as on a sync) but none load-bound are judged on
-// calls/s, and say why; one load-bound run sends the level back to CPU per
-// call (the control).
-func TestVerdictOnCallsWhenNoRunLoadBound(t *testing.T) {
-	runs := fakeRuns(t)
-	for _, r := range runs {
-		r.DriverProc.CPUSeconds = 5 // 50% of the driver's CPU
-		r.ServerProc.CPUSeconds = 5 // and of the server's: neither
-		r.Derived = mustDerive(t, r)
-		require.Equal(t, record.ClassNeither, r.Derived.Class, "run %s", r.ID)
-	}
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
-	v := rep.verdictText(counterGo, 10)
-	assert.Contains(t, v, basisNoLoadBound)
-	assert.Contains(t, v, "inputQ 21% slower than mutex, p=0.008, n=5")
-
-	runs[0].DriverProc.CPUSeconds = 9 // one load-bound run
-	runs[0].Derived = mustDerive(t, runs[0])
-	require.Equal(t, record.ClassLoadBound, runs[0].Derived.Class)
-	rep = &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
-	assert.Contains(t, rep.verdictText(counterGo, runs[0].Level), basisCPUPerCall)
-}
-
-func TestVerdictOneDesign(t *testing.T) {
-	runs := []*record.Run{fakeRun(t, 1, "counter", 10, "mutex", 1, 1000, 1), fakeRun(t, 2, "counter", 10, "noop", 1, 900, 1)}
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
-	assert.Equal(t, "(mutex is the only design).", rep.verdictText(counterGo, 10))
-}
-
 func TestMarkdownStructure(t *testing.T) {
 	runs := fakeRuns(t)
 	runs[4].Problems = []string{"INVARIANT VIOLATED: no lost increment: counter moved by 9, go saw 10 acknowledged"}
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
+	rep := mustNew(t, fakeMeta(), runs)
 	md := rep.Markdown()
 	assert.NotContains(t, md, "sampled", "servers that measure every command say nothing of sampling")
 	for _, want := range []string{
 		"# locklab comparison: mutex vs inputQ vs noop",
 		"Command: `go run ./cmd/compare -workloads counter`",
 		"Contents:",
-		"- [counter · go driver · work 0s, durability none, skew 0, read ratio default](#counter--go-driver--work-0s-durability-none-skew-0-read-ratio-default)",
+		"- [counter · go driver · work 0s, durability none, skew 0, read ratio default, server CPUs half](#counter--go-driver--work-0s-durability-none-skew-0-read-ratio-default-server-cpus-half)",
 		"  - [counter · go · 10 callers](#counter--go--10-callers)",
 		"## Problems",
 		"| " + runs[4].ID + " | INVARIANT VIOLATED: no lost increment",
-		"## counter · go driver · work 0s, durability none, skew 0, read ratio default",
+		"## counter · go driver · work 0s, durability none, skew 0, read ratio default, server CPUs half",
 		"### counter · go · 10 callers",
 		"### counter · go · 100 callers",
 		"| figure | mutex (5 runs) | inputQ (5 runs) | noop (5 runs) |",
@@ -195,15 +141,16 @@ func TestMarkdownStructure(t *testing.T) {
 		"| runs by class | 5 server-bound |",
 		"| store latency counter.increment |",
 		"| server memory (RSS) | 20.0 MiB (20.0 MiB–20.0 MiB) |",
-		"calls/s -20.8% vs mutex, p=0.008 n=5",
 		"n/a: keeps no state",
 		"FAILED in 1 of 5 runs",
-		"Verdict (on calls/s, every run server-bound): inputQ 21% slower than mutex, p=0.008, n=5.",
+		"| design | against | calls/s | p99 latency | server CPU per call |",
+		"| inputQ | mutex | −21% [",
+		"too few repetitions for a test (n=5 blocks)",
 		"p50=0.3µs p99=0.9µs p99.9=2.0µs max=50.0µs (n=10,100 a run)",
 		"## Every run",
-		"| 001-counter-go-mutex-vus10-rep1 | server-bound | 95% | 50% | 1,000 | 1.00ms | held |",
-		"| " + runs[4].ID + " | server-bound | 95% | 50% | 5,100 | 10.00ms | FAILED |",
-		"| 003-counter-go-noop-vus10-rep1 | server-bound | 95% | 50% | 2,000 | 1.00ms | n/a |",
+		"| 001-counter-go-mutex-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | 1,000 | 1.00ms | held | the server's CPU |",
+		"| " + runs[4].ID + " | 1 | server-bound | 95% | 50% | — | — | — | 5,100 | 10.00ms | FAILED | the server's CPU |",
+		"| 003-counter-go-noop-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | 2,000 | 1.00ms | n/a | the server's CPU |",
 	} {
 		assert.Contains(t, md, want)
 	}
@@ -221,7 +168,7 @@ func TestNotApplicableCells(t *testing.T) {
 		r.Factors = wal
 		runs = append(runs, r)
 	}
-	rep := &Report{Meta: meta, Groups: mustAggregate(t, runs)}
+	rep := mustNew(t, meta, runs)
 	md := rep.Markdown()
 	assert.Contains(t, md, "| figure | mutex (1 runs) | atomic | inputQ (1 runs) |")
 	assert.Contains(t, md, "| calls/s | 1,000 | n/a | 1,000 |")
@@ -230,7 +177,7 @@ func TestNotApplicableCells(t *testing.T) {
 	assert.Contains(t, md, "| counter | atomic | durability wal | atomic cannot run with a write-ahead log |")
 	// The control: a mode that is servable but simply did not run is —, not n/a.
 	meta.NA = nil
-	md = (&Report{Meta: meta, Groups: mustAggregate(t, runs)}).Markdown()
+	md = mustNew(t, meta, runs).Markdown()
 	assert.Contains(t, md, "| calls/s | 1,000 | — | 1,000 |")
 }
 
@@ -244,7 +191,7 @@ func TestMarkdownNamesLatencySampling(t *testing.T) {
 		require.NoError(t, err)
 		r.Stats = raw
 	}
-	md := (&Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}).Markdown()
+	md := mustNew(t, fakeMeta(), runs).Markdown()
 	assert.Contains(t, md, "| store latency (1 in 16 sampled) counter.increment |")
 }
 
@@ -270,12 +217,13 @@ func TestRuntimeStats(t *testing.T) {
 }
 
 func TestHTMLSelfContained(t *testing.T) {
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, fakeRuns(t))}
+	rep := mustNew(t, fakeMeta(), fakeRuns(t))
 	page, err := rep.HTML()
 	require.NoError(t, err)
-	// throughput, p99, CPU per call, store latency, scheduler latency (a
-	// measured zero here), and a percentile curve per level
-	assert.Equal(t, 7, strings.Count(page, chartSrc))
+	// the headline's effects on each compared metric; throughput, p99, CPU
+	// per call, store latency, scheduler latency (a measured zero here),
+	// and a percentile curve per level
+	assert.Equal(t, len(Compared())+7, strings.Count(page, chartSrc))
 	assert.NotRegexp(t, regexp.MustCompile(`(src|href)="https?:`), page, "nothing may be fetched")
 	assert.NotContains(t, page, "<script")
 	assert.Contains(t, page, `<h3 id="counter--go--100-callers">counter · go · 100 callers</h3>`)
@@ -287,7 +235,7 @@ func TestHTMLSelfContained(t *testing.T) {
 func TestHTMLEscapesText(t *testing.T) {
 	meta := fakeMeta()
 	meta.Command = "compare -out <script>alert(1)</script>"
-	page, err := (&Report{Meta: meta, Groups: mustAggregate(t, fakeRuns(t))}).HTML()
+	page, err := mustNew(t, meta, fakeRuns(t)).HTML()
 	require.NoError(t, err)
 	assert.NotContains(t, page, "<script>alert")
 	assert.Contains(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;")
@@ -385,7 +333,7 @@ func TestWALRows(t *testing.T) {
 		return nil
 	}
 	runs := fakeRuns(t)
-	rep := &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
+	rep := mustNew(t, fakeMeta(), runs)
 	tb := rep.levelTable(counterGo, 10)
 	assert.Nil(t, rowOf(tb, metricByKey(t, "wal_records_per_sync").Label), "no log, no row")
 
@@ -395,7 +343,7 @@ func TestWALRows(t *testing.T) {
 		st.WalSyncs, st.WalRecords = 100, 1000
 		r.Stats, _ = protojson.Marshal(&st)
 	}
-	rep = &Report{Meta: fakeMeta(), Groups: mustAggregate(t, runs)}
+	rep = mustNew(t, fakeMeta(), runs)
 	tb = rep.levelTable(counterGo, 10)
 	perSync := rowOf(tb, metricByKey(t, "wal_records_per_sync").Label)
 	require.NotNil(t, perSync)
@@ -410,6 +358,14 @@ func mustDerive(t *testing.T, r *record.Run) record.Derived {
 	d, err := record.Derive(r)
 	require.NoError(t, err)
 	return d
+}
+
+// mustNew builds a report as New does: figures and paired verdicts.
+func mustNew(t *testing.T, meta record.Meta, runs []*record.Run) *Report {
+	t.Helper()
+	rep, err := New(meta, runs)
+	require.NoError(t, err)
+	return rep
 }
 
 func mustAggregate(t *testing.T, runs []*record.Run) []*Group {

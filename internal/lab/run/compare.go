@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
@@ -22,8 +23,9 @@ import (
 var ErrRunsFailed = errors.New("some runs failed; see Problems in the report")
 
 // Compare runs the comparison and writes its results directory: every run's
-// record as it finishes, then the report. Progress goes to out.
-func Compare(ctx context.Context, cfg Config, out io.Writer) error {
+// record as it finishes, then the report. Progress goes to out, warnings
+// about the plan to warn.
+func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	cat, err := Catalog(cfg.Server, cfg.Factors)
 	if err != nil {
 		return err
@@ -49,13 +51,22 @@ func Compare(ctx context.Context, cfg Config, out io.Writer) error {
 	if len(specs) == 0 {
 		return errors.New("nothing to run: no mode serves these workloads under these factors (see meta.json, not_applicable)")
 	}
-	fmt.Fprintf(out, "locklab compare: %d runs (%s × %s; drivers %s; %d reps), %s each after a %s warm-up, about %s; results in %s\n",
-		len(specs), strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cfg.Reps,
+	fmt.Fprintf(out, "locklab compare: %d runs (%s × %s; drivers %s; %d blocks, seed %d), %s each after a %s warm-up, about %s; results in %s\n",
+		len(specs), strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cfg.Reps, cfg.Seed,
 		cfg.Duration, cfg.Warmup, PlanDuration(cfg, specs).Round(time.Second), cfg.Out)
-	if len(cfg.ServerCPUs) == 0 {
-		fmt.Fprintln(out, "CPU isolation: off (one CPU, or -pin=false): server and driver share the machine")
-	} else {
-		fmt.Fprintf(out, "CPU isolation: server on CPU %s, driver on CPU %s\n", plan.CPUList(cfg.ServerCPUs), plan.CPUList(cfg.DriverCPUs))
+	if w := PowerWarning(cfg, specs); w != "" {
+		fmt.Fprintln(warn, "warning:", w)
+	}
+	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
+		p, _ := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v)) // NewConfig checked it
+		switch {
+		case len(p.Server) == 0:
+			fmt.Fprintln(out, "CPU isolation: off (one CPU, or -pin=false): server and driver share the machine")
+		case p.Shared:
+			fmt.Fprintf(out, "CPU isolation (server CPUs %s): server on CPU %s, driver on CPU %s, shared (-share-cpus)\n", v, plan.CPUList(p.Server), plan.CPUList(p.Driver))
+		default:
+			fmt.Fprintf(out, "CPU isolation (server CPUs %s): server on CPU %s, driver on CPU %s\n", v, plan.CPUList(p.Server), plan.CPUList(p.Driver))
+		}
 	}
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
@@ -80,6 +91,21 @@ func Compare(ctx context.Context, cfg Config, out io.Writer) error {
 		return ErrRunsFailed
 	}
 	return nil
+}
+
+// PowerWarning says, before any run, when the plan's repetitions are too few
+// for any of its report's paired tests to reach report.Alpha after Holm's
+// adjustment over all of them (paired.MinBlocks); "" when they suffice or
+// the plan compares nothing.
+func PowerWarning(cfg Config, specs []plan.Spec) string {
+	family := report.Family(specs, cfg.Baseline)
+	need, err := paired.MinBlocks(report.Alpha, family)
+	if err != nil || cfg.Reps >= need {
+		return ""
+	}
+	return fmt.Sprintf("-reps %d: the report will hold %d paired tests, and with so many adjusted together the signed-rank test needs at least %d blocks "+
+		"to reach p ≤ %v on any of them; every verdict will read \"too few repetitions for a test\" (use -reps %d or more, or compare fewer things)",
+		cfg.Reps, family, need, report.Alpha, need)
 }
 
 // Preflight checks, running nothing, what Compare checks before its first
@@ -219,8 +245,11 @@ func preflight(cfg Config, cat plan.Catalog) error {
 			}
 		}
 	}
-	if len(cfg.ServerCPUs) > 0 {
-		bins = append(bins, bin{"taskset", "apt-get install util-linux"})
+	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
+		if p, _ := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v)); len(p.Server) > 0 {
+			bins = append(bins, bin{"taskset", "apt-get install util-linux"})
+			break
+		}
 	}
 	for _, b := range bins {
 		if _, err := exec.LookPath(b.path); err != nil {
@@ -235,6 +264,9 @@ func preflight(cfg Config, cat plan.Catalog) error {
 		if !slices.Contains(modes, m) {
 			return fmt.Errorf("-modes: unknown mode %q; %s serves: %s", m, cfg.Server, strings.Join(modes, ", "))
 		}
+	}
+	if err := checkBaseline(cfg.Baseline, cfg.Modes); err != nil { // -modes all is known only now
+		return err
 	}
 	if cfg.Profile != "" {
 		specs := plan.Layout(cfg.Config, cat, Serves)

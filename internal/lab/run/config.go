@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // Config is one comparison: the plan, and how to run it. NewConfig makes
@@ -22,19 +23,27 @@ type Config struct {
 	Warmup   time.Duration
 	// ServerCPUs and DriverCPUs are the disjoint CPU sets the two processes
 	// are pinned to; both nil when the machine has one CPU or -pin=false.
-	// A factor may move them per run (plan.Factor.Place).
+	// A factor may move them per run (plan.Factor.Place; placement).
 	ServerCPUs []int
 	DriverCPUs []int
-	Out        string // results directory; a timestamped one under results/ by default
-	K6         string // k6 binary
-	Load       string // the Go driver binary (cmd/load)
-	H2load     string // h2load binary
-	Server     string // locklab server binary
-	Scripts    string // folder of the k6 scripts
-	Command    string // the command line, for the report
+	// ShareCPUs: a run whose server leaves the driver no CPU of its own
+	// runs the driver on the server's CPUs (-share-cpus).
+	ShareCPUs   bool
+	NumCPU      int    // the machine's
+	driverGiven bool   // -driver-cpus named the driver's CPUs
+	Out         string // results directory; a timestamped one under results/ by default
+	K6          string // k6 binary
+	Load        string // the Go driver binary (cmd/load)
+	H2load      string // h2load binary
+	Server      string // locklab server binary
+	Scripts     string // folder of the k6 scripts
+	Command     string // the command line, for the report
 	// Profile names one run (its index or id) whose server is profiled: a
 	// CPU profile and a runtime trace over the measured window.
 	Profile string
+	// Baseline is the design every other store-backed design is compared
+	// with; it is one of Modes.
+	Baseline string
 }
 
 // Options are the flags' values, as given.
@@ -44,10 +53,12 @@ type Options struct {
 	VUs, H2loadVUs, Rates     string
 	Ladder                    bool
 	MaxVUs, Conns, Reps       int
+	Seed                      int // orders the modes inside each block
+	Baseline                  string
 	Duration, Warmup          time.Duration
 	Factors                   map[string]string // by factor name; a missing one is the default
-	Pin                       bool
-	ServerCPUs, DriverCPUs    string
+	Pin, ShareCPUs            bool
+	DriverCPUs                string
 	Out, K6, Load, H2load     string
 	Server, Scripts, Profile  string
 }
@@ -55,23 +66,28 @@ type Options struct {
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
 const SeedLadder = "10,100,200,300,500,1000"
 
-// Defaults of `make compare`, chosen to finish within 8 minutes on a 2-CPU
-// machine: 2 workloads × 3 levels × 3 modes × 5 reps with the Go driver, and
-// 3 modes × 5 reps of h2load on the counter at 100 calls, each run a 1 s
-// warm-up and a 2 s measurement: 105 runs, about 5½ to 7 minutes with
-// starting, connecting (two processes of a thousand connections each at the
-// top level) and stopping (PlanDuration; the runner prints its estimate).
-// Five repetitions are the fewest for which a Mann-Whitney test can reach
-// p < 0.01 (its smallest p at n = 5 is 0.008; at n = 4, 0.029): should the
-// plan not fit on a slower machine, DefaultReps = 4 is the fallback.
+// Defaults of `make compare`, chosen so that the paired analysis can
+// declare a difference and the whole job still finishes within 8 minutes on
+// a 2-CPU machine. The report compares, in each of its 5 groups (the Go
+// driver on 2 workloads at 2 levels, h2load on the counter at one), inputQ
+// with mutex and both with noop, on 3 metrics: a family of 45 tests. Holm's
+// first step asks the smallest p to be at most 0.05/45, and the exact
+// signed-rank test's smallest p over n blocks is 2/2^n, so n ≥ 11 (MinBlocks);
+// 12 leaves room for one block out of line. To pay for 12 blocks the Go
+// driver's 1000-caller level is gone (its runs spent a third of their time
+// connecting and were the driver's more than the server's) and every run is
+// 0.5 s of warm-up and 1.5 s measured: 15 runs a block, 180 runs, about 6 to
+// 6.5 minutes with starting and stopping (PlanDuration; the runner prints its
+// estimate before the first run).
 const (
 	DefaultWorkloads = "counter,bank-A"
 	DefaultModes     = "mutex,inputQ,noop"
+	DefaultBaseline  = report.DefaultBaseline
 	DefaultDrivers   = "go,h2load"
-	DefaultLevels    = "10,100,1000"
+	DefaultLevels    = "10,100"
 	DefaultH2Levels  = "100"
-	DefaultDuration  = 2 * time.Second
-	DefaultWarmup    = time.Second
+	DefaultDuration  = 1500 * time.Millisecond
+	DefaultWarmup    = 500 * time.Millisecond
 	DefaultMaxVUs    = 1000
 	// DefaultConns: the callers of a run share 4 HTTP/2 connections. At
 	// one connection per caller the Go driver ran out of CPU before the
@@ -80,14 +96,14 @@ const (
 	// the calls (docs/results/drivers). gRPC multiplexes the callers'
 	// streams either way; what changes is the driver's own cost per call.
 	DefaultConns = 4
-	DefaultReps  = 5
+	DefaultReps  = 12
 )
 
 // NewConfig checks the flags' values and makes the comparison's Config.
 func NewConfig(o Options, numCPU int) (Config, error) {
 	cfg := Config{MaxVUs: o.MaxVUs, Conns: o.Conns, Duration: o.Duration, Warmup: o.Warmup,
 		Out: o.Out, K6: o.K6, Load: o.Load, H2load: o.H2load, Server: o.Server, Scripts: o.Scripts, Profile: o.Profile}
-	cfg.Model, cfg.Reps = o.Model, o.Reps
+	cfg.Model, cfg.Reps, cfg.Seed, cfg.Baseline = o.Model, o.Reps, o.Seed, o.Baseline
 	var err error
 	if cfg.Workloads, err = parseWorkloads(o.Workloads); err != nil {
 		return Config{}, err
@@ -96,6 +112,11 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 		cfg.AllModes = true
 	} else if cfg.Modes, err = plan.ParseList(o.Modes, "-modes"); err != nil {
 		return Config{}, err
+	}
+	if !cfg.AllModes {
+		if err := checkBaseline(cfg.Baseline, cfg.Modes); err != nil {
+			return Config{}, err
+		}
 	}
 	if cfg.Drivers, err = parseDrivers(o.Drivers); err != nil {
 		return Config{}, err
@@ -146,10 +167,36 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	case cfg.Conns < 0 || cfg.Conns > 5000:
 		return Config{}, fmt.Errorf("-conns %d: want 0..5000", cfg.Conns)
 	}
-	if cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(o.Pin, o.ServerCPUs, o.DriverCPUs, numCPU); err != nil {
+	if cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(o.Pin, o.DriverCPUs, numCPU); err != nil {
 		return Config{}, err
 	}
+	cfg.NumCPU, cfg.ShareCPUs, cfg.driverGiven = numCPU, o.ShareCPUs, o.DriverCPUs != ""
+	if !o.Pin && o.ShareCPUs {
+		return Config{}, errors.New("-share-cpus goes with -pin")
+	}
+	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
+		if _, set := plan.CPUSet(v); set && !o.Pin {
+			return Config{}, errors.New("-server-cpus goes with -pin")
+		}
+		if _, err := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v)); err != nil {
+			return Config{}, err
+		}
+	}
 	return cfg, nil
+}
+
+// checkBaseline: the baseline must run, and must keep state, or there is
+// nothing to compare the designs with.
+func checkBaseline(baseline string, modes []string) error {
+	switch {
+	case baseline == "":
+		return errors.New("-baseline is empty: name the design the others are compared with, e.g. -baseline " + DefaultBaseline)
+	case baseline == report.Noop:
+		return fmt.Errorf("-baseline %s: %s keeps no state; the baseline must be a store-backed design (every design is compared with %s anyway)", baseline, baseline, report.Noop)
+	case !slices.Contains(modes, baseline):
+		return fmt.Errorf("-baseline %s is not among -modes (%s): the baseline must run; add it to -modes or choose one of them", baseline, strings.Join(modes, ","))
+	}
+	return nil
 }
 
 // base is the comparison's CPU placement, before any factor moves it.

@@ -43,7 +43,8 @@ func NewCountedConfig(server, out string, warmup time.Duration, conns int, pin b
 		return Config{}, fmt.Errorf("connections %d: want 0..5000", conns)
 	}
 	var err error
-	cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(pin, "", "", runtime.NumCPU())
+	cfg.NumCPU = runtime.NumCPU()
+	cfg.ServerCPUs, cfg.DriverCPUs, err = CPUSets(pin, "", cfg.NumCPU)
 	return cfg, err
 }
 

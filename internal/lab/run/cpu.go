@@ -11,48 +11,85 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 )
 
-// CPUSets decides the CPUs of the server and of the driver. With pinning on a
-// machine of n ≥ 2 CPUs the server gets the first half (CPU 0 of 2) and the
-// driver the rest, unless the flags say otherwise; the two sets must not
-// overlap, or the driver would take the server's CPU and the measurement
-// would be of both. With one CPU, or -pin=false, nothing is pinned (nil, nil).
-func CPUSets(pin bool, server, driver string, n int) ([]int, []int, error) {
-	if !pin || n < 2 {
-		if server != "" || driver != "" {
-			if !pin {
-				return nil, nil, errors.New("-server-cpus and -driver-cpus go with -pin")
-			}
-			return nil, nil, fmt.Errorf("-server-cpus, -driver-cpus: this machine has %d CPU, nothing to split", n)
+// CPUSets decides the comparison's base CPUs of the server and of the
+// driver. With pinning on a machine of n ≥ 2 CPUs the server gets the first
+// half (CPU 0 of 2) and the driver the rest, or the CPUs -driver-cpus names;
+// -server-cpus, a factor, moves the server per run (Config.placement). With
+// one CPU, or -pin=false, nothing is pinned by default (nil, nil).
+func CPUSets(pin bool, driver string, n int) ([]int, []int, error) {
+	if !pin {
+		if driver != "" {
+			return nil, nil, errors.New("-driver-cpus goes with -pin")
 		}
 		return nil, nil, nil
 	}
 	var s, d []int
-	var err error
-	if server == "" {
-		for c := range n / 2 {
-			s = append(s, c)
-		}
-	} else if s, err = parseCPUList(server, "-server-cpus", n); err != nil {
-		return nil, nil, err
+	for c := range n / 2 {
+		s = append(s, c)
 	}
-	if driver == "" {
-		for c := range n {
-			if !slices.Contains(s, c) {
-				d = append(d, c)
+	if driver != "" {
+		var err error
+		if d, err = parseCPUList(driver, "-driver-cpus", n); err != nil {
+			return nil, nil, err
+		}
+		return s, d, nil
+	}
+	if n < 2 {
+		return nil, nil, nil
+	}
+	return s, rest(s, n), nil
+}
+
+// rest is the machine's CPUs outside set.
+func rest(set []int, n int) []int {
+	var out []int
+	for c := range n {
+		if !slices.Contains(set, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// placement is a run's CPUs at pt: the factors move the server's set
+// (plan.Factor.Place), the driver gets the CPUs the server leaves (or the
+// ones -driver-cpus names), and where that leaves the driver none of its
+// own, it runs on the server's CPUs only when -share-cpus allows; the run
+// then says so (Placement.Shared). NewConfig tries every swept value, so
+// that a bad one fails before anything runs.
+func (cfg Config) placement(pt plan.Point) (plan.Placement, error) {
+	p := pt.Place(cfg.base())
+	if len(p.Server) == 0 {
+		return p, nil // unpinned
+	}
+	v := pt.Get(plan.ServerCPUs)
+	for _, c := range p.Server {
+		if c >= cfg.NumCPU {
+			return p, fmt.Errorf("-server-cpus %s needs CPU %d; this machine has %d CPUs (0..%d)", v, c, cfg.NumCPU, cfg.NumCPU-1)
+		}
+	}
+	if !cfg.driverGiven {
+		p.Driver = rest(p.Server, cfg.NumCPU)
+	}
+	if len(p.Driver) == 0 {
+		if !cfg.ShareCPUs {
+			return p, fmt.Errorf("-server-cpus %s leaves the driver no CPU of its own on this %d-CPU machine: "+
+				"add -share-cpus to run the driver on the server's CPUs (throughput is then shared-CPU throughput), or give the server fewer CPUs",
+				v, cfg.NumCPU)
+		}
+		p.Driver, p.Shared = slices.Clone(p.Server), true
+		return p, nil
+	}
+	for _, c := range p.Server {
+		if slices.Contains(p.Driver, c) {
+			if !cfg.ShareCPUs {
+				return p, fmt.Errorf("-server-cpus %s and -driver-cpus %s share CPU %d: the sets must be disjoint, or add -share-cpus",
+					v, plan.CPUList(p.Driver), c)
 			}
-		}
-	} else if d, err = parseCPUList(driver, "-driver-cpus", n); err != nil {
-		return nil, nil, err
-	}
-	for _, c := range s {
-		if slices.Contains(d, c) {
-			return nil, nil, fmt.Errorf("-server-cpus and -driver-cpus share CPU %d: the sets must be disjoint", c)
+			p.Shared = true
 		}
 	}
-	if len(d) == 0 {
-		return nil, nil, errors.New("-server-cpus leaves the driver no CPU")
-	}
-	return s, d, nil
+	return p, nil
 }
 
 // parseCPUList reads taskset's list syntax: "0", "0,2", "0-3".

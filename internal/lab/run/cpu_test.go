@@ -33,8 +33,8 @@ func TestWindowUsage(t *testing.T) {
 	// One second of connecting (the driver busy, the server idle), then two
 	// seconds of load with the server at 100% and the driver at 50%.
 	samples := []cpuSample{
-		{at(0), 0, 0}, {at(0.5), 0, 0.5}, {at(1), 0, 1},
-		{at(2), 1, 1.5}, {at(3), 2, 2},
+		{t: at(0), server: 0, driver: 0}, {t: at(0.5), server: 0, driver: 0.5}, {t: at(1), server: 0, driver: 1},
+		{t: at(2), server: 1, driver: 1.5}, {t: at(3), server: 2, driver: 2},
 	}
 	server, driver := windowUsage(samples, 2)
 	assert.InDelta(t, 2, server.WallSeconds, 1e-9)

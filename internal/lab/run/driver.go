@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/summary"
@@ -76,9 +78,11 @@ type Job struct {
 // driverRun is what the runner records of one driver process: its exit
 // code, and both processes' CPU use over the driver's measured window.
 type driverRun struct {
-	ExitCode int
-	Driver   record.ProcUsage
-	Server   record.ProcUsage
+	ExitCode  int
+	Driver    record.ProcUsage
+	Server    record.ProcUsage
+	DriverSet record.SetUsage
+	ServerSet record.SetUsage
 }
 
 // cpuSampleEvery is how often the runner reads both processes' CPU time
@@ -115,6 +119,10 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }() // joined below
 	var samples []cpuSample
+	// The CPU sets are read beside the processes, at the same moments, so
+	// both cover the same window; a /proc/stat that cannot be read leaves
+	// the sets unsampled, not the run failed.
+	procFS, fsErr := procfs.NewDefaultFS()
 	sample := func(driverCPU float64) {
 		if serverPID <= 0 {
 			return
@@ -123,7 +131,13 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 		if err != nil {
 			return
 		}
-		samples = append(samples, cpuSample{t: time.Now(), server: srv, driver: driverCPU})
+		s := cpuSample{t: time.Now(), server: srv, driver: driverCPU}
+		if fsErr == nil {
+			if c, err := readCPUCounters(procFS); err == nil {
+				s.sets, s.serverSet, s.driverSet = true, c.setTimes(job.Place.Server), c.setTimes(job.Place.Driver)
+			}
+		}
+		samples = append(samples, s)
 	}
 	tick := time.NewTicker(cpuSampleEvery)
 	defer tick.Stop()
@@ -155,41 +169,83 @@ loop:
 		return nil, run, fmt.Errorf("%s exited %d and left no result (see %s): %w", d.Name(), run.ExitCode, filepath.Base(job.Log), err)
 	}
 	run.Server, run.Driver = windowUsage(samples, res.DurationS)
+	run.ServerSet, run.DriverSet = windowSets(samples, res.DurationS)
 	run.Server.CPUs, run.Driver.CPUs = job.Place.Server, job.Place.Driver
 	return res, run, nil
 }
 
-// cpuSample is both processes' CPU time so far, at one moment.
+// cpuSample is both processes' CPU time so far, at one moment, and their CPU
+// sets' counters (sets false when /proc/stat could not be read).
 type cpuSample struct {
-	t              time.Time
-	server, driver float64
+	t                    time.Time
+	server, driver       float64
+	sets                 bool
+	serverSet, driverSet record.SetUsage
+}
+
+// windowStart finds where the last window seconds of the samples begin:
+// between samples i-1 and i, a fraction f of the way (i = 0: at the first
+// sample, the window being longer than the samples or unknown). ok is false
+// with fewer than two samples.
+func windowStart(samples []cpuSample, window float64) (i int, f float64, ok bool) {
+	if len(samples) < 2 {
+		return 0, 0, false
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	if span := last.t.Sub(first.t).Seconds(); !(window > 0 && window < span) {
+		return 0, 0, true
+	}
+	at := last.t.Add(-time.Duration(window * float64(time.Second)))
+	for i = 1; i < len(samples); i++ {
+		a, b := samples[i-1], samples[i]
+		if b.t.Before(at) {
+			continue
+		}
+		if d := b.t.Sub(a.t); d > 0 {
+			f = float64(at.Sub(a.t)) / float64(d)
+		}
+		return i, f, true
+	}
+	return 0, 0, true
 }
 
 // windowUsage is both processes' CPU use over the last window seconds of the
 // samples (all of them when the window is longer or unknown), the start
 // interpolated between the samples around it.
 func windowUsage(samples []cpuSample, window float64) (server, driver record.ProcUsage) {
-	if len(samples) < 2 {
+	i, f, ok := windowStart(samples, window)
+	if !ok {
 		return record.ProcUsage{}, record.ProcUsage{}
 	}
-	first, last := samples[0], samples[len(samples)-1]
-	start := first
-	if span := last.t.Sub(first.t).Seconds(); window > 0 && window < span {
-		at := last.t.Add(-time.Duration(window * float64(time.Second)))
-		for i := 1; i < len(samples); i++ {
-			a, b := samples[i-1], samples[i]
-			if b.t.Before(at) {
-				continue
-			}
-			f := 0.0
-			if d := b.t.Sub(a.t); d > 0 {
-				f = float64(at.Sub(a.t)) / float64(d)
-			}
-			start = cpuSample{t: at, server: a.server + f*(b.server-a.server), driver: a.driver + f*(b.driver-a.driver)}
-			break
-		}
+	start, last := samples[0], samples[len(samples)-1]
+	if i > 0 {
+		a, b := samples[i-1], samples[i]
+		start = cpuSample{t: a.t.Add(time.Duration(f * float64(b.t.Sub(a.t)))),
+			server: a.server + f*(b.server-a.server), driver: a.driver + f*(b.driver-a.driver)}
 	}
 	wall := last.t.Sub(start.t).Seconds()
 	return record.ProcUsage{CPUSeconds: last.server - start.server, WallSeconds: wall},
 		record.ProcUsage{CPUSeconds: last.driver - start.driver, WallSeconds: wall}
+}
+
+// windowSets is the two CPU sets' time over the same window as
+// windowUsage, from the samples that read /proc/stat; zero when fewer than
+// two did.
+func windowSets(samples []cpuSample, window float64) (server, driver record.SetUsage) {
+	var read []cpuSample
+	for _, s := range samples {
+		if s.sets {
+			read = append(read, s)
+		}
+	}
+	i, f, ok := windowStart(read, window)
+	if !ok {
+		return record.SetUsage{}, record.SetUsage{}
+	}
+	start, last := read[0], read[len(read)-1]
+	if i > 0 {
+		a, b := read[i-1], read[i]
+		start.serverSet, start.driverSet = setLerp(a.serverSet, b.serverSet, f), setLerp(a.driverSet, b.driverSet, f)
+	}
+	return setSub(last.serverSet, start.serverSet), setSub(last.driverSet, start.driverSet)
 }

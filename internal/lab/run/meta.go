@@ -26,8 +26,11 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 		Duration:   cfg.Duration.String(),
 		Warmup:     cfg.Warmup.String(),
 		Reps:       cfg.Reps,
+		Seed:       &cfg.Seed,
+		Baseline:   cfg.Baseline,
 		ServerCPUs: cfg.ServerCPUs,
 		DriverCPUs: cfg.DriverCPUs,
+		ShareCPUs:  cfg.ShareCPUs,
 		CPUs:       runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
 	}

@@ -62,7 +62,10 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	if !ok {
 		return nil, fmt.Errorf("no driver %q", spec.Driver)
 	}
-	place := spec.Factors.Place(cfg.base())
+	place, err := cfg.placement(spec.Factors)
+	if err != nil {
+		return nil, err
+	}
 	scratch, err := os.MkdirTemp("", "locklab-run-")
 	if err != nil {
 		return nil, err
@@ -133,6 +136,8 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 		return nil, err
 	}
 	rec.Result, rec.DriverExit, rec.DriverProc, rec.ServerProc = res, run.ExitCode, run.Driver, run.Server
+	rec.ServerSet, rec.DriverSet = run.ServerSet, run.DriverSet
+	rec.SharedCPUs = place.Shared
 	if prof != nil {
 		files, err := prof.wait()
 		if err != nil {

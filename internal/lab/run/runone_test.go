@@ -2,7 +2,9 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,3 +129,28 @@ func TestRunOneWithoutProcesses(t *testing.T) {
 }
 
 var _ plan.Serves = Serves
+
+// TestRunOneSharedCPUs: a server given every CPU runs with the driver on
+// the same CPUs only under -share-cpus, and its record says so; a run whose
+// driver has CPUs of its own does not.
+func TestRunOneSharedCPUs(t *testing.T) {
+	cfg := testConfig(t, func(o *Options) {
+		o.Workloads, o.Modes, o.Drivers, o.VUs, o.Reps, o.ShareCPUs = "counter", "mutex", "go", "10", 1, true
+		o.Factors = map[string]string{plan.ServerCPUs: "1,2"}
+	})
+	specs := layout(cfg)
+	require.Len(t, specs, 2)
+	for i, want := range []plan.Placement{{Server: []int{0}, Driver: []int{1}}, {Server: []int{0, 1}, Driver: []int{0, 1}, Shared: true}} {
+		p := &fakeProcs{admin: &fakeAdmin{}, applied: 500, acked: 500}
+		rec, err := runOne(t.Context(), cfg, p, specs[i], t.TempDir())
+		require.NoError(t, err)
+		require.Len(t, p.jobs, 2)
+		assert.Equal(t, want, p.jobs[1].Place, specs[i].ID)
+		assert.Equal(t, want.Shared, rec.SharedCPUs, specs[i].ID)
+		b, err := json.Marshal(rec)
+		require.NoError(t, err)
+		assert.Equal(t, want.Shared, strings.Contains(string(b), `"shared_cpus":true`), "the record says so")
+	}
+	meta := newMeta(cfg, nil)
+	assert.True(t, meta.ShareCPUs, "meta.json says so")
+}
