@@ -331,6 +331,11 @@ type window struct{ from, to time.Time }
 
 func (w window) contains(t time.Time) bool { return !t.Before(w.from) && t.Before(w.to) }
 
+// second is the second of the window t falls in, from 0; a time before the
+// window counts in its first second, as an open-model call scheduled inside
+// the window cannot end before it.
+func (w window) second(t time.Time) int { return max(0, int(t.Sub(w.from)/time.Second)) }
+
 // runClosed lets every caller call back to back until the window ends. A
 // call is counted when it ends inside the window.
 func runClosed(ctx context.Context, callers []*caller, w window) {
@@ -342,7 +347,7 @@ func runClosed(ctx context.Context, callers []*caller, w window) {
 				res := c.do(ctx)
 				t1 := time.Now()
 				if w.contains(t1) && !ended(ctx, t1) { // a call cut short by the interruption is not the server's answer
-					c.rec.record(res, t1, t1.Sub(t0))
+					c.rec.record(res, t1, t1.Sub(t0), w.second(t1))
 				}
 				if !t1.Before(w.to) {
 					return
@@ -396,7 +401,7 @@ func runOpen(ctx context.Context, callers []*caller, w window, cfg Config, rec *
 				}
 				res := c.do(ctx)
 				if now := time.Now(); counted && !ended(ctx, now) {
-					c.rec.record(res, d.scheduled, now.Sub(d.released))
+					c.rec.record(res, d.scheduled, now.Sub(d.released), w.second(now))
 				}
 			}
 		})
@@ -485,6 +490,7 @@ type shard struct {
 	ok, refusals, unexpected   int64
 	ackedDelta, ackedTransfers int64
 	dropped, late              int64
+	perSecond                  []int64 // calls ended in each second of the window
 }
 
 func newRecorder(cases, shards int) *recorder {
@@ -502,12 +508,16 @@ func newRecorder(cases, shards int) *recorder {
 func (r *recorder) shard(i int) *shard { return r.shards[i%len(r.shards)] }
 
 // record adds one call that started (open: was due) or ended (closed) at
-// at, and took latency.
-func (s *shard) record(res result, at time.Time, latency time.Duration) {
+// at, took latency, and ended in the window's second second.
+func (s *shard) record(res result, at time.Time, latency time.Duration, second int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	recordUs(s.hist[res.caseIdx], latency)
 	s.tl.add(at, res.class, latency)
+	for len(s.perSecond) <= second {
+		s.perSecond = append(s.perSecond, 0)
+	}
+	s.perSecond[second]++
 	s.byCode[res.code]++
 	switch res.class {
 	case outcomeOK:
@@ -564,6 +574,12 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 		s.Late += sh.late
 		ok.Merge(sh.okHist)
 		tl.merge(sh.tl)
+		for i, n := range sh.perSecond {
+			for len(s.PerSecond) <= i {
+				s.PerSecond = append(s.PerSecond, 0)
+			}
+			s.PerSecond[i] += n
+		}
 		sh.mu.Unlock()
 	}
 	for i, h := range perCase {

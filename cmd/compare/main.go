@@ -47,6 +47,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(2)
 	}
+	if err := cmd.preflight(); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
 	cmd.cfg.Command = commandLine(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -35,7 +35,7 @@ type Driver interface {
 }
 
 // Drivers are the load generators, in the order -h lists them.
-var Drivers = []Driver{goDriver{}, k6Driver{}, h2loadDriver{}}
+var Drivers = []Driver{goDriver{}, k6Driver{}, h2loadDriver{}, ghzDriver{}}
 
 // DriverNames lists the drivers' names.
 func DriverNames() []string {
