@@ -328,8 +328,11 @@ func whySentences(wc whyCell, baseline string) ([]string, error) {
 			continue
 		}
 		total, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], mServerCPUPerCall.Read)
-		if err != nil || !ok {
+		if err != nil {
 			return nil, err
+		}
+		if !ok {
+			continue // no block with both: the table says so
 		}
 		var parts []namedDiff
 		for _, wp := range whyParts() {

@@ -26,10 +26,12 @@ var whyCPU = map[string]map[string]float64{
 	"mutex":  {"grpc": 10, "syscalls": 6, "store": 2, "locks": 2},
 	"inputQ": {"grpc": 10, "syscalls": 6, "store": 2, "scheduler": 3, "channels": 2},
 	"noop":   {"grpc": 9, "syscalls": 6},
+	// combining: 1 µs more than the mutex, all of it locks.
+	"combining": {"grpc": 10, "syscalls": 6, "store": 2, "locks": 3},
 }
 
 // whyWrites are the write system calls per call.
-var whyWrites = map[string]float64{"mutex": 1, "inputQ": 0.5, "noop": 1}
+var whyWrites = map[string]float64{"mutex": 1, "inputQ": 0.5, "noop": 1, "combining": 1}
 
 const whyCalls = 50_000
 
@@ -170,6 +172,23 @@ func TestWhySentence(t *testing.T) {
 	e = paired.Difference{N: 1, Mean: 1, Lo: math.Inf(-1), Hi: math.Inf(1)}
 	assert.Equal(t, "inputQ costs 1.0µs more per call than mutex (one block: no interval); a (100%) explains it.",
 		whySentence(p, e, []namedDiff{{"a", 1}}))
+}
+
+// TestWhySentencesSkipUnpaired: a design with no block in common with the
+// baseline gets no sentence, and the others still get theirs.
+func TestWhySentencesSkipUnpaired(t *testing.T) {
+	wc := whyCell{modes: []string{"mutex", "inputQ", "combining"}, runs: map[string][]*record.Run{
+		"mutex":     {whyRun(t, 1, "mutex", "on", 1)},
+		"inputQ":    {whyRun(t, 2, "inputQ", "on", 2)},
+		"combining": {whyRun(t, 3, "combining", "on", 1)},
+	}, pairs: []Pair{{"inputQ", "mutex"}, {"combining", "mutex"}}}
+	ss, err := whySentences(wc, "mutex")
+	require.NoError(t, err)
+	require.Len(t, ss, 1)
+	assert.True(t, strings.HasPrefix(ss[0], "combining costs 1.0µs more per call than mutex (one block: no interval); locks (100%) explains it"), ss[0])
+	tb, err := whyTable(wc)
+	require.NoError(t, err)
+	assert.Equal(t, "— (no block with both)", tb.rows[0][4], "the table says why inputQ has none")
 }
 
 // TestWhyNeedsAttribution: a report with no profiled run has no Why
