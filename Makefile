@@ -48,6 +48,17 @@ $(BIN)/k6: $(TOOLS)/go.mod $(TOOLS)/go.sum
 .PHONY: k6
 k6: $(BIN)/k6 ## build the pinned k6 (tools/go.mod) into bin/k6
 
+# ghz (the bank seed's load generator) is built from source too, from its own
+# tools module (tools/ghz/go.mod), so that its dependencies cannot move k6's;
+# the runner refuses any other version than the one pinned there.
+$(BIN)/ghz: $(TOOLS)/ghz/go.mod $(TOOLS)/ghz/go.sum
+	@mkdir -p $(BIN)
+	cd $(TOOLS)/ghz && $(GO) build -o $(BIN)/ghz github.com/bojand/ghz/cmd/ghz
+	@touch $@
+
+.PHONY: ghz
+ghz: $(BIN)/ghz ## build the pinned ghz (tools/ghz/go.mod) into bin/ghz
+
 # --- the server and the comparison --------------------------------------------
 
 .PHONY: build
@@ -68,7 +79,7 @@ h2load: ## install Debian's nghttp2-client (h2load) if it is missing
 # ARGS go to the runner, e.g. make compare ARGS="-driver k6 -ladder -reps 3";
 # see `go run ./cmd/compare -h` and docs/methodology.md.
 ARGS ?=
-RUNNER = $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
+RUNNER = GHZ=$(BIN)/ghz $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
 
 .PHONY: compare
 compare: build h2load ## the main job: Go driver (+ h2load on the counter), pinned CPUs, mutex/inputQ/noop × 10/100/1000 callers × 5 reps → results/<timestamp>/ (< 8 min)
@@ -110,6 +121,19 @@ why: build h2load ## where each design's server CPU goes, per category, h2load c
 	LOCKLAB_COMMAND="make why: compare $(WHY_H2LOAD)" $(RUNNER) $(WHY_H2LOAD) -out $(WHY_OUT)/h2load $(ARGS)
 	LOCKLAB_COMMAND="make why: compare $(WHY_CORES)" $(RUNNER) $(WHY_CORES) -out $(WHY_OUT)/cores-2cpu-20us $(ARGS)
 
+# The capacity study (docs/methodology.md, "Capacity under an objective"):
+# its defaults are 3 blocks × 2 workloads × 6 designs × (6 ladder rates + 2
+# bisection steps) = 288 runs of 0.25 s warm-up + 1 s, about 1.65 s each with
+# starting and stopping, plus 24 overload runs of 0.25 + 1.5 + 1.5 s and
+# their overhead: the runner's estimate is 9.6 minutes on 2 CPUs, and it
+# prints it before the first run.
+CAPACITY_OUT ?= docs/results/capacity
+
+.PHONY: capacity
+capacity: build ## capacity study → docs/results/capacity/: counter, bank-A × mutex/inputQ/inputQ-batch/combining/sharded/noop, open-model ladder + knee search at p99 ≤ 1 ms, overload per admission policy (about 9.6 min: 288 runs × 1.65 s + 24 overload runs × 4.05 s)
+	rm -rf $(CAPACITY_OUT)/runs
+	LOCKLAB_COMMAND="make capacity$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) -study capacity -out $(CAPACITY_OUT) $(ARGS)
+
 # One run's server profiled: a CPU profile and a runtime trace over its
 # measured window, saved beside the run's raw JSON (docs/methodology.md).
 # PROFILE picks the run (its number or id) of the plan that ARGS describe.
@@ -120,10 +144,56 @@ PROFILE_ARGS ?= -driver go -workloads counter -modes inputQ -vus 100 -reps 1 -du
 profile: build ## CPU profile and runtime trace of one run's server → results/<timestamp>/runs/ (~10 s)
 	LOCKLAB_COMMAND="make profile" $(RUNNER) $(PROFILE_ARGS) -profile $(PROFILE) $(ARGS)
 
+# --- the seeds: each source experiment in its own table -------------------------
+
+# Every seed writes docs/results/seeds/<seed>/: its raw runs (runs/, meta.json)
+# and README.md, the seed's own table beside its published figures
+# (internal/lab/seeds). SEED_MODES are the designs side by side.
+#
+# Time, estimated from runs × durations on 2 CPUs (the runner prints its own
+# estimate before the ladder): the ladder is 2 modes × 6 levels × 2 reps = 24
+# k6 runs of 1 s warm-up + 5 s, plus connecting (2 processes × VUs × 1.5 ms):
+# ~3 min; the bank 20 ghz runs of 0.5 s warm-up + under a second of calls +
+# starting ghz twice: ~1 min; rpcx 8 runs of 20,000 calls at a few thousand
+# calls/s: ~1 min; nGrinder 2 × 3 runs of 1 s + 5 s: ~40 s. About 6 min of
+# runs; from a fresh clone, building k6 and ghz adds a few minutes.
+SEEDS_OUT            := docs/results/seeds
+SEED_MODES           ?= mutex,inputQ
+SEED_LADDER_REPS     ?= 2
+SEED_LADDER_DURATION ?= 5s
+# RPCX_REQUESTS=1000000 sends the page's full million per row (~30× longer).
+RPCX_REQUESTS        ?=
+SEED_NGRINDER_ARGS   ?= -driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3
+SEED_NGRINDER_BEFORE ?= mutex
+SEED_NGRINDER_AFTER  ?= inputQ-batch
+SEEDS_CMD             = GHZ=$(BIN)/ghz $(GO) run ./cmd/seeds
+
+.PHONY: seeds seed-ladder seed-bank seed-rpcx seed-ngrinder
+seeds: seed-ladder seed-bank seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/ (~6 min of runs on 2 CPUs)
+
+seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~3 min)
+	rm -rf $(SEEDS_OUT)/ladder/runs
+	LOCKLAB_COMMAND="make seed-ladder" $(RUNNER) -driver k6 -ladder -workloads counter -modes $(SEED_MODES) \
+		-reps $(SEED_LADDER_REPS) -duration $(SEED_LADDER_DURATION) -warmup 1s -out $(SEEDS_OUT)/ladder
+	$(SEEDS_CMD) ladder -in $(SEEDS_OUT)/ladder
+
+seed-bank: build $(BIN)/ghz ## the gRPC bank benchmark with ghz: its scenarios and request counts, 20 in parallel (~1 min)
+	LOCKLAB_COMMAND="make seed-bank" $(SEEDS_CMD) bank -out $(SEEDS_OUT)/bank -modes $(SEED_MODES) -server $(BIN)/locklab
+
+seed-rpcx: build $(BIN)/ghz ## the rpcx page: a 581-byte value at 100…5000 clients, mean/median/max/min/p99/TPS (~1 min)
+	LOCKLAB_COMMAND="make seed-rpcx$(if $(RPCX_REQUESTS), RPCX_REQUESTS=$(RPCX_REQUESTS))" $(SEEDS_CMD) rpcx -out $(SEEDS_OUT)/rpcx \
+		-modes $(SEED_MODES) -server $(BIN)/locklab $(if $(RPCX_REQUESTS),-requests $(RPCX_REQUESTS))
+
+seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-batch after (~40 s)
+	rm -rf $(SEEDS_OUT)/ngrinder/before $(SEEDS_OUT)/ngrinder/after
+	LOCKLAB_COMMAND="make seed-ngrinder (before)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_BEFORE) -baseline $(SEED_NGRINDER_BEFORE) -out $(SEEDS_OUT)/ngrinder/before
+	LOCKLAB_COMMAND="make seed-ngrinder (after)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_AFTER) -baseline $(SEED_NGRINDER_AFTER) -out $(SEEDS_OUT)/ngrinder/after
+	LOCKLAB_COMMAND="make seed-ngrinder" $(SEEDS_CMD) ngrinder -before $(SEEDS_OUT)/ngrinder/before -after $(SEEDS_OUT)/ngrinder/after -out $(SEEDS_OUT)/ngrinder
+
 # --- tests ---------------------------------------------------------------------
 
 .PHONY: test
-test: proto-check vet $(BIN)/k6 h2load unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
+test: proto-check vet $(BIN)/k6 $(BIN)/ghz h2load unit e2e browser-test ## everything CI runs: generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@echo "make test: all checks passed"
 
 .PHONY: vet
@@ -148,8 +218,8 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report
 
 .PHONY: e2e
-e2e: $(BIN)/k6 ## end-to-end: every k6 script and the Go driver against the server in every mode, invariants checked (~4 min)
-	K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
+e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked (~4 min)
+	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) k6/e2e.sh
 
 # Every native fuzz target (func FuzzX in any package), found with go test
 # -list, runs for FUZZTIME. A finding is written to the package's
@@ -167,8 +237,8 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	done
 
 .PHONY: agree
-agree: $(BIN)/k6 ## k6 and the Go driver agree within 15% on calls/s and p50 (open model, 1000 calls/s; run on a quiet machine)
-	E2E_MODES=mutex E2E_AGREE=0.15 K6=$(BIN)/k6 GO=$(GO) k6/e2e.sh
+agree: $(BIN)/k6 $(BIN)/ghz ## k6, the Go driver and ghz agree within 15% on calls/s and p50 (open model, 1000 calls/s; run on a quiet machine)
+	E2E_MODES=mutex E2E_AGREE=0.15 K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) k6/e2e.sh
 
 # --- benchmarks ----------------------------------------------------------------
 

@@ -7,12 +7,17 @@
 # --execution-segment processes, and stops the server, which must exit 0. Any failed check, unexpected error or violated invariant
 # fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
 #
+# ghz (the bank seed's tool) runs the counter and the bank's transfers in
+# every mode too, through `cmd/seeds ghz-run`, which turns its report into the
+# same summary.
+#
 # Environment: K6 (bin/k6), GO (go), SERVER (bin/locklab, built here),
-# LOAD (bin/load, the Go driver, built here),
+# LOAD (bin/load, the Go driver, built here), GHZ (bin/ghz, make ghz),
+# SEEDS (bin/seeds, cmd/seeds, built here),
 # E2E_MODES (default: every mode `locklab -list-modes` lists),
 # E2E_SECONDS (length of each smoke, default 2), E2E_AGREE (a fraction, e.g.
-# 0.15: also check that k6 and the Go driver agree on calls/s and p50 within
-# it, in the open model at E2E_AGREE_RATE calls/s (1000) for
+# 0.15: also check that k6, the Go driver and ghz agree on calls/s and p50
+# within it, in the open model at E2E_AGREE_RATE calls/s (1000) for
 # E2E_AGREE_SECONDS (5); `make agree`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +26,9 @@ K6=${K6:-$root/bin/k6}
 GO=${GO:-go}
 SERVER=${SERVER:-$root/bin/locklab}
 LOAD=${LOAD:-$root/bin/load}
+GHZ=${GHZ:-$root/bin/ghz}
+SEEDS=${SEEDS:-$root/bin/seeds}
+export GHZ
 secs=${E2E_SECONDS:-2}
 out=$root/k6/out/e2e
 rm -rf "$out"
@@ -38,8 +46,11 @@ if [[ -z ${SKIP_BUILD:-} ]]; then
 	"$GO" build -o "$SERVER" .
 	log "building the Go load driver into $LOAD"
 	"$GO" build -o "$LOAD" ./cmd/load
+	log "building cmd/seeds (ghz-run) into $SEEDS"
+	"$GO" build -o "$SEEDS" ./cmd/seeds
 fi
 [[ -x $K6 ]] || die "no k6 at $K6 (make k6)"
+[[ -x $GHZ ]] || die "no ghz at $GHZ (make ghz)"
 
 # The modes and the workloads each serves, from the server's registry
 # (`locklab -list-modes`: "mode workload…" per line); E2E_MODES narrows them.
@@ -137,6 +148,25 @@ gorun() {
 	fi
 }
 
+# ghzrun NAME WORKLOAD CASE SCENARIO [ghz flags…]: one ghz run whose summary
+# goes to $out/$mode.NAME.json; fails on a non-zero exit (an unexpected
+# answer, or a ghz of another version than the pinned one).
+ghzrun() {
+	local name=$1 workload=$2 case=$3 scenario=$4
+	shift 4
+	local base=$out/$mode.$name
+	if ! "$SEEDS" ghz-run -workload "$workload" -case "$case" -scenario "$scenario" -addr "$addr" -out "$base.json" -- "$@" >"$base.log" 2>&1; then
+		cat "$base.log" >&2
+		die "$mode: ghz $name ($workload/$case $*) failed, see $base.log"
+	fi
+}
+
+# reset SCENARIO: AdminService/Reset through k6/reset.js, counter to 0.
+reset() {
+	env ADDR="$addr" SCENARIO="$1" "$K6" run --quiet --no-color --no-usage-report --address 127.0.0.1:0 k6/reset.js \
+		>"$out/$mode.reset-$1.log" 2>&1 || die "$mode: reset to $1 failed, see $out/$mode.reset-$1.log"
+}
+
 # verify NAME [VAR=value…]: k6/verify.js against the running server.
 verify() {
 	local name=$1
@@ -213,15 +243,33 @@ for mode in "${modes[@]}"; do
 		log "$mode: Go driver, kv skewed: shared keys' versions only grow$stateless"
 	fi
 
+	# ghz, from a reset server: the counter for E2E_SECONDS with every call in
+	# flight at the end waited for (so the check is exact), then transfers in
+	# scenario B, refusals counted.
+	if served counter || served bank; then
+		reset B
+	fi
+	if served counter; then
+		ghzrun ghz-counter counter increment "" -c 3 --connections 1 -z "${secs}s" --duration-stop wait
+		verify ghz-counter SUMMARIES="$(s ghz-counter)" CHECK_COUNTER=1
+		log "$mode: ghz, counter: counter == acknowledged increments$stateless"
+	fi
+	if served bank; then
+		ghzrun ghz-bank bank transfer B -c 4 --connections 2 -n 400
+		verify ghz-bank SUMMARIES="$(s ghz-bank)" EXPECT_BANK=B EXPECT_REFUSALS=1
+		log "$mode: ghz, bank B transfers: money conserved, refusals counted$stateless"
+	fi
+
 	# The drivers' agreement check, on demand: the same open-model load from
-	# both drivers, at a rate both sustain, must give the same figures.
+	# every driver, at a rate all sustain, must give the same figures.
 	if [[ -n ${E2E_AGREE:-} ]] && served counter; then
 		rate=${E2E_AGREE_RATE:-1000}
 		asecs=${E2E_AGREE_SECONDS:-5}
 		k6run agree-k6 k6/counter.js MODEL=open RATE="$rate" PRE_VUS=50 MAX_VUS=100 DURATION="${asecs}s"
 		secs=$asecs gorun agree-go -workload counter -model open -rate "$rate" -callers 100
-		verify agree SUMMARIES="$(s agree-k6),$(s agree-go)" AGREE="$E2E_AGREE"
-		log "$mode: k6 and the Go driver agree within $E2E_AGREE at $rate calls/s: $(grep -h 'agree on' "$out/$mode.verify-agree.log" | tr -s ' ' | tr '\n' ';')"
+		ghzrun agree-ghz counter increment "" --rps "$rate" --async -c 100 --connections 4 -z "${asecs}s" --duration-stop wait
+		verify agree SUMMARIES="$(s agree-k6),$(s agree-go),$(s agree-ghz)" AGREE="$E2E_AGREE"
+		log "$mode: k6, the Go driver and ghz agree within $E2E_AGREE at $rate calls/s: $(grep -h 'agree on' "$out/$mode.verify-agree.log" | tr -s ' ' | tr '\n' ';')"
 	fi
 
 	# One test split in two k6 processes run at once, as k6-operator would:

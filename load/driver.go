@@ -70,6 +70,11 @@ type Config struct {
 	DropAfter time.Duration
 	// DialOptions are added to every connection's (tests).
 	DialOptions []grpc.DialOption
+	// Timeline, when > 0, adds to the summary the window cut into
+	// intervals of this length: each interval's calls, errors and
+	// latency percentiles (by intended start in the open model, by end in
+	// the closed), so that a recovery can be timed.
+	Timeline time.Duration
 }
 
 // Defaults of Config.
@@ -164,6 +169,9 @@ func (c *Config) Validate() error {
 	if c.DropAfter <= 0 {
 		c.DropAfter = DefaultDropAfter
 	}
+	if c.Timeline < 0 || (c.Timeline > 0 && c.Duration/c.Timeline > maxTimeline) {
+		bad("timeline %v: want 0 (none) or an interval that cuts the window into at most %d", c.Timeline, maxTimeline)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
@@ -225,6 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	defer stop()
 	start := time.Now()
 	w := window{from: start.Add(cfg.Warmup), to: start.Add(cfg.Warmup + cfg.Duration)}
+	rec.timeline(w.from, cfg.Timeline)
 	if cfg.Model == "closed" {
 		runClosed(ctx, callers, w)
 	} else {
@@ -322,6 +331,11 @@ type window struct{ from, to time.Time }
 
 func (w window) contains(t time.Time) bool { return !t.Before(w.from) && t.Before(w.to) }
 
+// second is the second of the window t falls in, from 0; a time before the
+// window counts in its first second, as an open-model call scheduled inside
+// the window cannot end before it.
+func (w window) second(t time.Time) int { return max(0, int(t.Sub(w.from)/time.Second)) }
+
 // runClosed lets every caller call back to back until the window ends. A
 // call is counted when it ends inside the window.
 func runClosed(ctx context.Context, callers []*caller, w window) {
@@ -333,7 +347,7 @@ func runClosed(ctx context.Context, callers []*caller, w window) {
 				res := c.do(ctx)
 				t1 := time.Now()
 				if w.contains(t1) && !ended(ctx, t1) { // a call cut short by the interruption is not the server's answer
-					c.rec.record(res, t1.Sub(t0))
+					c.rec.record(res, t1, t1.Sub(t0), w.second(t1))
 				}
 				if !t1.Before(w.to) {
 					return
@@ -387,7 +401,7 @@ func runOpen(ctx context.Context, callers []*caller, w window, cfg Config, rec *
 				}
 				res := c.do(ctx)
 				if now := time.Now(); counted && !ended(ctx, now) {
-					c.rec.record(res, now.Sub(d.released))
+					c.rec.record(res, d.scheduled, now.Sub(d.released), w.second(now))
 				}
 			}
 		})
@@ -466,17 +480,23 @@ type recorder struct {
 type shard struct {
 	mu sync.Mutex // guards the fields below
 	// hist[case] is the latency of that case's calls, µs.
-	hist                       []*hdrhistogram.Histogram
+	hist []*hdrhistogram.Histogram
+	// okHist is the latency of the calls answered OK: under admission
+	// control the refused calls are quick, and would hide the tail of
+	// the accepted ones.
+	okHist                     *hdrhistogram.Histogram
+	tl                         timeline
 	byCode                     map[codes.Code]int64
 	ok, refusals, unexpected   int64
 	ackedDelta, ackedTransfers int64
 	dropped, late              int64
+	perSecond                  []int64 // calls ended in each second of the window
 }
 
 func newRecorder(cases, shards int) *recorder {
 	r := &recorder{shards: make([]*shard, max(shards, 1))}
 	for i := range r.shards {
-		s := &shard{hist: make([]*hdrhistogram.Histogram, cases), byCode: map[codes.Code]int64{}}
+		s := &shard{hist: make([]*hdrhistogram.Histogram, cases), byCode: map[codes.Code]int64{}, okHist: NewHistogram()}
 		for c := range s.hist {
 			s.hist[c] = NewHistogram()
 		}
@@ -487,13 +507,21 @@ func newRecorder(cases, shards int) *recorder {
 
 func (r *recorder) shard(i int) *shard { return r.shards[i%len(r.shards)] }
 
-func (s *shard) record(res result, latency time.Duration) {
+// record adds one call that started (open: was due) or ended (closed) at
+// at, took latency, and ended in the window's second second.
+func (s *shard) record(res result, at time.Time, latency time.Duration, second int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	recordUs(s.hist[res.caseIdx], latency)
+	s.tl.add(at, res.class, latency)
+	for len(s.perSecond) <= second {
+		s.perSecond = append(s.perSecond, 0)
+	}
+	s.perSecond[second]++
 	s.byCode[res.code]++
 	switch res.class {
 	case outcomeOK:
+		recordUs(s.okHist, latency)
 		s.ok++
 	case outcomeRefusal:
 		s.refusals++
@@ -525,7 +553,8 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 		s.Scenario = cfg.Scenario
 		s.Mix = p.mix.String()
 	}
-	all := NewHistogram()
+	all, ok := NewHistogram(), NewHistogram()
+	var tl timeline
 	perCase := make([]*hdrhistogram.Histogram, len(p.cases))
 	for i := range perCase {
 		perCase[i] = NewHistogram()
@@ -543,6 +572,14 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 		s.UnexpectedErrors += sh.unexpected
 		s.Dropped += sh.dropped
 		s.Late += sh.late
+		ok.Merge(sh.okHist)
+		tl.merge(sh.tl)
+		for i, n := range sh.perSecond {
+			for len(s.PerSecond) <= i {
+				s.PerSecond = append(s.PerSecond, 0)
+			}
+			s.PerSecond[i] += n
+		}
 		sh.mu.Unlock()
 	}
 	for i, h := range perCase {
@@ -557,6 +594,9 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 	s.CallsPerS = float64(s.Calls) / s.DurationS
 	s.LatencyMs = LatencyOf(all)
 	s.Percentiles = PercentilesOf(all)
+	okLat := LatencyOf(ok)
+	s.LatencyOKMs = &okLat
+	s.Timeline = tl.points(cfg.Duration)
 	var err error
 	if s.HDR, err = EncodeHDR(all); err != nil {
 		return nil, err

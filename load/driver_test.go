@@ -443,3 +443,28 @@ func TestRunInterrupted(t *testing.T) {
 	assert.ErrorIs(t, err, load.ErrInterrupted)
 	assert.Nil(t, s)
 }
+
+// The per-second counts add up to the calls, one count per second of the
+// window (the last may be partial), in both models.
+func TestPerSecondCounts(t *testing.T) {
+	addr, _ := startServer(t, "mutex")
+	for _, model := range []string{"closed", "open"} {
+		t.Run(model, func(t *testing.T) {
+			cfg := quick(addr, "counter")
+			cfg.Model, cfg.Duration = model, 2500*time.Millisecond
+			if model == "open" {
+				cfg.Rate = 400
+			}
+			s, err := load.Run(context.Background(), cfg)
+			require.NoError(t, err)
+			var sum int64
+			for _, n := range s.PerSecond {
+				sum += n
+			}
+			assert.Equal(t, s.Calls, sum, "per-second counts add up to the calls")
+			assert.Len(t, s.PerSecond, 3, "2.5 s: two whole seconds and a half")
+			assert.Positive(t, s.PeakPerSecond())
+			assert.LessOrEqual(t, s.PeakPerSecond(), max(s.PerSecond[0], s.PerSecond[1]), "the peak leaves the partial last second out")
+		})
+	}
+}

@@ -71,3 +71,38 @@ func TestParseFlags(t *testing.T) {
 	_, err = parseFlags([]string{"-h"}, io.Discard)
 	assert.ErrorIs(t, err, flag.ErrHelp)
 }
+
+// TestCapacityFlags: -study capacity takes the study's defaults where a
+// flag was not given, and a bad objective, ladder or study is a clear error
+// (main exits 2 on any).
+func TestCapacityFlags(t *testing.T) {
+	cmd, err := parseFlags([]string{"-study", "capacity"}, io.Discard)
+	require.NoError(t, err)
+	require.NotNil(t, cmd.capacity)
+	assert.Equal(t, "open", cmd.cfg.Model)
+	assert.Equal(t, []string{"mutex", "inputQ", "inputQ-batch", "combining", "sharded", "noop"}, cmd.cfg.Modes)
+	assert.Equal(t, plan.DefaultSLO, cmd.capacity.SLO.String())
+
+	cmd, err = parseFlags([]string{"-study", "capacity", "-modes", "mutex,inputQ", "-rates", "1000,2000", "-slo", "p99.9<=5ms"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mutex", "inputQ"}, cmd.cfg.Modes, "a given flag is kept")
+	assert.Equal(t, []int{1000, 2000}, cmd.capacity.Rates)
+
+	cmd, err = parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Nil(t, cmd.capacity, "the comparison by default")
+
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"-study", "soak"}, `-study "soak": want compare or capacity`},
+		{[]string{"-study", "capacity", "-slo", "p99<1ms"}, `-slo "p99<1ms"`},
+		{[]string{"-study", "capacity", "-rates", "5000,1000"}, "-rates"},
+		{[]string{"-study", "capacity", "-steps", "10,,20"}, "-steps"},
+	} {
+		_, err := parseFlags(tt.args, io.Discard)
+		require.Error(t, err, tt.args)
+		assert.Contains(t, err.Error(), tt.wantErr)
+	}
+}

@@ -47,6 +47,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(2)
 	}
+	if err := cmd.preflight(); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
 	cmd.cfg.Command = commandLine(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -60,8 +64,9 @@ func main() {
 // report rebuilt or two results directories compared.
 type command struct {
 	cfg      run.Config
-	rerender string // a results directory whose report is rebuilt from its runs/ files
-	diff     string // "OLD,NEW": two results directories whose medians are compared
+	capacity *run.Capacity // the capacity study, when -study capacity
+	rerender string        // a results directory whose report is rebuilt from its runs/ files
+	diff     string        // "OLD,NEW": two results directories whose medians are compared
 }
 
 func (c command) run(ctx context.Context, out, warn io.Writer) error {
@@ -70,6 +75,8 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 		return report.Rerender(c.rerender, out)
 	case c.diff != "":
 		return report.Diff(c.diff, out)
+	case c.capacity != nil:
+		return run.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
 	}
 	return run.Compare(ctx, c.cfg, out, warn)
 }
@@ -101,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	for _, f := range plan.Factors { // a factor's flag is its row's
 		factors[f.Name] = fs.String(f.Name, f.Default, "factor: "+f.Usage)
 	}
+	capOpts := run.CapacityFlags(fs)
 	fs.BoolVar(&o.Pin, "pin", true, "pin the server and the driver to disjoint CPU sets (needs 2 CPUs)")
 	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver in taskset's syntax, e.g. 1 or 4-7,12 (default: the CPUs each run's server does not have)")
 	fs.BoolVar(&o.ShareCPUs, "share-cpus", false, "where a run's -server-cpus leave the driver no CPU of its own, run the driver on the server's CPUs "+
@@ -123,13 +131,22 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	for name, v := range factors {
 		o.Factors[name] = *v
 	}
-	seeded := false
-	fs.Visit(func(f *flag.Flag) { seeded = seeded || f.Name == "seed" })
-	if !seeded {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["seed"] {
 		o.Seed = int(time.Now().UnixNano() & math.MaxInt32) // short enough to type back as -seed
 	}
 	var err error
-	c.cfg, err = run.NewConfig(o, runtime.NumCPU())
+	switch capOpts.Study {
+	case "compare":
+		c.cfg, err = run.NewConfig(o, runtime.NumCPU())
+	case "capacity":
+		var cc run.Capacity
+		c.cfg, cc, err = run.NewCapacity(o, *capOpts, func(name string) bool { return given[name] }, runtime.NumCPU())
+		c.capacity = &cc
+	default:
+		err = fmt.Errorf("-study %q: want %s", capOpts.Study, strings.Join(run.Studies, " or "))
+	}
 	return c, err
 }
 

@@ -100,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (load.Config, string, error) {
 	fs.IntVar(&cfg.Accounts, "accounts", d.Bank.Defaults.Accounts, "bank accounts, with -reset")
 	fs.BoolVar(&cfg.Reset, "reset", false, "AdminService/Reset to -scenario and -accounts first")
 	fs.DurationVar(&cfg.Timeout, "timeout", load.DefaultTimeout, "per call")
+	fs.DurationVar(&cfg.Timeline, "timeline", 0, "cut the window into intervals this long and add each one's calls, errors and p50/p99 to the summary (0: none)")
 	out := fs.String("out", "", "write the locklab.load-summary/v1 JSON here (default stdout)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -59,6 +59,19 @@ type Summary struct {
 	Dropped int64 `json:"dropped"` // open: calls that could not start
 	Late    int64 `json:"late"`    // open: calls that waited over LateAfter for a free caller
 
+	// LatencyOKMs is the latency of the calls answered OK alone (nil: the
+	// driver does not separate them): under admission control the refused
+	// calls are quick and would hide the accepted ones' tail.
+	LatencyOKMs *LatencyMs `json:"latency_ok_ms,omitempty"`
+	// Timeline is the window cut into intervals (cmd/load -timeline);
+	// empty unless asked for.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
+	// PerSecond counts the calls that ended in each second of the window,
+	// from its start (the last second may be partial): the run's rate over
+	// time, and its peak over 1 s windows. Optional: nil where the driver
+	// does not count them (k6, h2load).
+	PerSecond []int64 `json:"per_second,omitempty"`
+
 	// K6 is what only k6 reports (k6/lib/summary.js); nil for other drivers.
 	K6 *K6Details `json:"k6,omitempty"`
 }
@@ -78,8 +91,24 @@ type K6Details struct {
 	} `json:"checks"`
 	DataReceivedBytes int64 `json:"data_received_bytes"`
 	DataSentBytes     int64 `json:"data_sent_bytes"`
-	CheckBody         bool  `json:"check_body"`
-	Reset             *bool `json:"reset"`
+	// IterationMs is k6's iteration_duration: a whole iteration, the call
+	// and the script's own work around it; nil in summaries written before
+	// it was added.
+	IterationMs *LatencyMs `json:"iteration_duration_ms,omitempty"`
+	CheckBody   bool       `json:"check_body"`
+	Reset       *bool      `json:"reset"`
+}
+
+// TimelinePoint is one interval of a run's window: the calls due (open
+// model) or ended (closed) in it.
+type TimelinePoint struct {
+	StartS           float64 `json:"start_s"` // from the window's start
+	DurationS        float64 `json:"duration_s"`
+	Calls            int64   `json:"calls"`
+	OK               int64   `json:"ok"`
+	UnexpectedErrors int64   `json:"unexpected_errors"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
 }
 
 // CaseStats is one case's share of a run.
@@ -207,6 +236,21 @@ func (s *Summary) Validate() error {
 		errs = append(errs, fmt.Errorf("model %q, want closed or open", s.Model))
 	}
 	return errors.Join(errs...)
+}
+
+// PeakPerSecond is the most calls that ended in one whole second of the
+// window (PerSecond without its last, partial second when there are
+// several); 0 when the driver did not count them.
+func (s *Summary) PeakPerSecond() int64 {
+	per := s.PerSecond
+	if len(per) > 1 && float64(len(per)) > s.DurationS {
+		per = per[:len(per)-1]
+	}
+	var peak int64
+	for _, n := range per {
+		peak = max(peak, n)
+	}
+	return peak
 }
 
 // Write writes s as indented JSON.

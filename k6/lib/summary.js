@@ -66,6 +66,20 @@ function effective() {
   return e;
 }
 
+// latencyMs is a k6 trend's values (ms) in the schema's latency_ms shape.
+function latencyMs(t) {
+  return {
+    min: t.min || 0,
+    mean: t.avg || 0,
+    p50: t.med || 0,
+    p90: t['p(90)'] || 0,
+    p95: t['p(95)'] || 0,
+    p99: t['p(99)'] || 0,
+    p999: t['p(99.9)'] || 0,
+    max: t.max || 0,
+  };
+}
+
 // summaryJSON builds the locklab.load-summary/v1 document from k6's data.
 // k6 keeps no mergeable histogram, so hdr is "" and the percentile curve has
 // only the points k6 computes; late is not measured (k6's open model drops
@@ -95,16 +109,7 @@ export function summaryJSON(script, cases, data) {
   let readRatio = -1;
   if (isKV) readRatio = cfg.kvReadRatio;
   else if (isBank && cfg.readRatio >= 0) readRatio = cfg.readRatio;
-  const latency = {
-    min: all.min || 0,
-    mean: all.avg || 0,
-    p50: all.med || 0,
-    p90: all['p(90)'] || 0,
-    p95: all['p(95)'] || 0,
-    p99: all['p(99)'] || 0,
-    p999: all['p(99.9)'] || 0,
-    max: all.max || 0,
-  };
+  const latency = latencyMs(all);
   return {
     schema: SCHEMA,
     driver: 'k6',
@@ -151,6 +156,9 @@ export function summaryJSON(script, cases, data) {
       },
       data_received_bytes: counterValue(m.data_received),
       data_sent_bytes: counterValue(m.data_sent),
+      // A whole iteration, connecting and checks included: the seed's
+      // iteration_duration column.
+      iteration_duration_ms: latencyMs(v('iteration_duration')),
       check_body: cfg.checkBody,
       reset: isBank ? cfg.reset : null,
     },

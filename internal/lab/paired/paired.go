@@ -144,11 +144,17 @@ type State int
 const (
 	// Detected: the adjusted p is at most α.
 	Detected State = iota + 1
-	// NoDifference: the test could have reached α but did not.
+	// NoDifference: the test could have reached α but did not, and the
+	// effect's interval contains no effect.
 	NoDifference
 	// TooFew: with this many blocks even the smallest p the test can give,
 	// adjusted as the family's smallest would be, exceeds α.
 	TooFew
+	// NotConfirmed: the effect's 95% interval excludes no effect, but the
+	// test did not reach α once adjusted for the whole family. Calling it
+	// "no difference" would contradict the interval printed beside it;
+	// calling it a difference would ignore the other comparisons.
+	NotConfirmed
 )
 
 func (s State) String() string {
@@ -159,6 +165,8 @@ func (s State) String() string {
 		return "no difference detected"
 	case TooFew:
 		return "too few repetitions for a test"
+	case NotConfirmed:
+		return "not confirmed after adjustment"
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
@@ -249,6 +257,8 @@ func Analyse(cs []Comparison, alpha float64) ([]Verdict, error) {
 			v.State = TooFew
 		case v.AdjP <= alpha:
 			v.State = Detected
+		case !v.Effect.Contains(1):
+			v.State = NotConfirmed
 		default:
 			v.State = NoDifference
 		}
@@ -283,11 +293,11 @@ func (v Verdict) String() string {
 	case Detected:
 		fmt.Fprintf(&b, ", p=%s (adj %s), %s", pval(v.P), pval(v.AdjP), blocks(v.Effect.N))
 	case NoDifference:
-		fmt.Fprintf(&b, ", p=%s (adj %s), %s: no difference detected", pval(v.P), pval(v.AdjP), blocks(v.Effect.N))
-		if v.Effect.Contains(1) {
-			fmt.Fprintf(&b, ", the effect lies within ±%s", pctAbs(v.Within))
-		}
-		fmt.Fprintf(&b, "; these runs could detect ±%s", pctAbs(v.Detectable))
+		fmt.Fprintf(&b, ", p=%s (adj %s), %s: no difference detected, the effect lies within ±%s; these runs could detect ±%s",
+			pval(v.P), pval(v.AdjP), blocks(v.Effect.N), pctAbs(v.Within), pctAbs(v.Detectable))
+	case NotConfirmed:
+		fmt.Fprintf(&b, ", p=%s (adj %s), %s: %s over %d comparisons (the unadjusted interval excludes no effect)",
+			pval(v.P), pval(v.AdjP), blocks(v.Effect.N), NotConfirmed, v.Family)
 	case TooFew:
 		fmt.Fprintf(&b, ", %s: too few repetitions for a test (smallest p %s, needs ≤ %s)",
 			blocks(v.Effect.N), pval(v.MinP), pval(v.Alpha/float64(v.Family)))
@@ -351,12 +361,9 @@ func (v Verdict) Short() string {
 	case Detected:
 		fmt.Fprintf(&b, " p=%s p_adj=%s", pval(v.P), pval(v.AdjP))
 	case NoDifference:
-		fmt.Fprintf(&b, " p=%s p_adj=%s: no difference detected", pval(v.P), pval(v.AdjP))
-		if v.Effect.Contains(1) {
-			fmt.Fprintf(&b, ", within ±%s", pctAbs(v.Within))
-		} else {
-			fmt.Fprintf(&b, ", could detect ±%s", pctAbs(v.Detectable))
-		}
+		fmt.Fprintf(&b, " p=%s p_adj=%s: no difference detected, within ±%s", pval(v.P), pval(v.AdjP), pctAbs(v.Within))
+	case NotConfirmed:
+		fmt.Fprintf(&b, " p=%s p_adj=%s: %s", pval(v.P), pval(v.AdjP), NotConfirmed)
 	case TooFew:
 		fmt.Fprintf(&b, ": %s (%s)", TooFew, blocks(v.Effect.N))
 	}

@@ -118,6 +118,32 @@ func TestAnalyseStates(t *testing.T) {
 	assert.Equal(t, TooFew, vs[1].State)
 }
 
+// TestNotConfirmed: an effect whose interval excludes no effect but whose
+// test does not survive Holm over its family is "not confirmed", never "no
+// difference detected" (which the interval beside it would contradict); the
+// control: the same blocks alone are a difference detected.
+func TestNotConfirmed(t *testing.T) {
+	// Seven of eight blocks below 1: V = 1, p = 4/256 alone.
+	mostlyDown := withRatios(0.90, 0.88, 0.87, 0.89, 0.86, 0.91, 0.88, 1.01)
+	vs, err := Analyse([]Comparison{mostlyDown}, 0.05)
+	require.NoError(t, err)
+	assert.Equal(t, Detected, vs[0].State, "the control: alone it is detected")
+
+	family := []Comparison{mostlyDown}
+	for range 4 { // a family of five: 5·2/256 ≤ 0.05 can be reached, 5·4/256 cannot
+		family = append(family, withRatios(1.01, 0.99, 1.02, 0.985, 1.005, 0.995, 1.03, 0.97))
+	}
+	vs, err = Analyse(family, 0.05)
+	require.NoError(t, err)
+	require.False(t, vs[0].Effect.Contains(1))
+	assert.Greater(t, vs[0].AdjP, 0.05)
+	assert.Equal(t, NotConfirmed, vs[0].State)
+	assert.NotContains(t, vs[0].String(), "no difference")
+	assert.NotContains(t, vs[0].Short(), "no difference")
+	assert.Contains(t, vs[0].Short(), "not confirmed after adjustment")
+	assert.Equal(t, NoDifference, vs[1].State)
+}
+
 // δ = (t(0.975, 7) + t(0.80, 7))·s/√n with printed t-table values 2.365 and
 // 0.896: s = 0.05, n = 8 gives δ = 0.057648, e^δ − 1 = 0.05934.
 func TestDetectableWorkedExample(t *testing.T) {

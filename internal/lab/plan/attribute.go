@@ -13,7 +13,7 @@ import (
 // of K blocks spread over the study and runs the others as "off" would.
 // Profiling costs the server CPU (the profiler's signals and the Prometheus
 // metrics that its endpoint turns on), so "off,on" — every combination run
-// both ways in every block, back to back — is how that cost is measured.
+// both ways in every block — is how that cost is measured.
 const Attribute = "attribute"
 
 const (
@@ -23,8 +23,9 @@ const (
 )
 
 // attributeFactor is the row of Factors. It is the innermost factor, so
-// that a combination's run without attribution and its run with it are
-// neighbours in time inside their block.
+// that a combination's runs without attribution and its runs with it are
+// close in time inside their block: only the combination's other levels
+// and modes run between a run and its twin.
 var attributeFactor = &Factor{
 	Name: Attribute, JSON: "attribute", Label: "attribution", Default: attributeOff,
 	Usage: "comma-separated CPU attribution of the server: off; on (every run's CPU profile folded into categories, " +

@@ -68,8 +68,10 @@ type htmlBlock struct {
 
 // HTML renders the report as one self-contained page: styles inline, charts
 // as inline SVG data, nothing fetched from the network.
-func (rep *Report) HTML() (string, error) {
-	blocks := rep.blocks(true)
+func (rep *Report) HTML() (string, error) { return renderHTML("locklab comparison", rep.blocks(true)) }
+
+// renderHTML renders blocks as one self-contained page titled title.
+func renderHTML(title string, blocks []block) (string, error) {
 	anchors := headingAnchors(blocks)
 	var out []htmlBlock
 	for i, blk := range blocks {
@@ -97,7 +99,7 @@ func (rep *Report) HTML() (string, error) {
 	err := page.Execute(&b, struct {
 		Title  string
 		Blocks []htmlBlock
-	}{"locklab comparison", out})
+	}{title, out})
 	return b.String(), err
 }
 

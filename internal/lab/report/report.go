@@ -116,9 +116,10 @@ func (rep *Report) howToRead() string {
 		"(−12%% calls/s: 12%% fewer), `[lo, hi]` its 95%% confidence interval (a t interval on the log ratios), p the two-sided "+
 		"Wilcoxon signed-rank test's (exact), and p_adj that p adjusted by Holm's method over every comparison in the report, so "+
 		"that the chance of any false \"difference detected\" among them all stays at %s. Every pair is compared on the same three "+
-		"figures, %s, whatever limited its runs. \"no difference detected\" is not \"equal\": the cell says how close the interval "+
-		"pins the effect (within ±x%%) or how large an effect the runs could have detected (the block-to-block noise at Holm's "+
-		"strictest level, 80%% power). \"too few repetitions for a test\" means that even with every block's ratio on the same side of 1 the test could "+
+		"figures, %s, whatever limited its runs. \"no difference detected\" (the interval contains no effect) is not \"equal\": "+
+		"the cell says how close the interval pins the effect (within ±x%%). \"not confirmed after adjustment\" means the interval "+
+		"excludes no effect but the test does not hold once adjusted for every comparison of the report: a lead, not a finding. "+
+		"\"too few repetitions for a test\" means that even with every block's ratio on the same side of 1 the test could "+
 		"not reach %s after the adjustment. "+
 		"Each run is classed by the CPU use of the server and of the driver over the measured window, each as a share of its own CPUs: "+
 		"*server-bound* (server ≥ %.0f%%, driver < %.0f%%), *load-bound* (driver ≥ %.0f%%: the driver may have set the pace) or *neither* "+
@@ -431,9 +432,11 @@ func latencySampleEvery(groups []*Group) uint32 {
 }
 
 // Markdown renders the report as GitHub-flavoured Markdown.
-func (rep *Report) Markdown() string {
+func (rep *Report) Markdown() string { return markdown(rep.blocks(false)) }
+
+// markdown renders blocks as GitHub-flavoured Markdown.
+func markdown(blocks []block) string {
 	var b strings.Builder
-	blocks := rep.blocks(false)
 	anchors := headingAnchors(blocks)
 	for i, blk := range blocks {
 		switch x := blk.(type) {

@@ -380,7 +380,8 @@ func whySentence(p Pair, total paired.Difference, parts []namedDiff) string {
 	}
 	var shares []share
 	for _, d := range parts {
-		if s := d.diff / total.Mean; s > 0 {
+		// Below half a percent a part prints as 0%: rounding, not a part.
+		if s := d.diff / total.Mean; s >= 0.005 {
 			shares = append(shares, share{d.name, s})
 		}
 	}
@@ -506,7 +507,7 @@ func (rep *Report) attributionCost() ([]block, error) {
 		return nil, nil
 	}
 	return []block{heading{3, "What attribution costs"},
-		para("Every combination ran twice in every block, once with attribution and once without, back to back: each cell is " +
+		para("Every combination ran twice in every block, without attribution and then with it: each cell is " +
 			"the design's effect with attribution against itself without it, the geometric mean of the per-block ratios with " +
 			"its 95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-attribute` " +
 			"turns on: the profiler's signals and the server's Prometheus metrics, which its `/debug/pprof` endpoint brings."),

@@ -36,6 +36,15 @@ func Rerender(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c, ok, err := record.LoadCapacity(dir); err != nil || ok {
+		if err == nil {
+			err = WriteCapacity(dir, meta, c, runs)
+		}
+		if err == nil {
+			fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
+		}
+		return err
+	}
 	rep, err := New(meta, runs)
 	if err != nil {
 		return err

@@ -256,6 +256,9 @@ func preflight(cfg Config, cat plan.Catalog) error {
 			return fmt.Errorf("%s not found: run `%s` first, or `make compare`", b.path, b.hint)
 		}
 	}
+	if err := checkDrivers(cfg); err != nil {
+		return err
+	}
 	modes := cat.Base.Names()
 	for _, m := range cfg.Modes {
 		if !slices.Contains(modes, m) {

@@ -35,7 +35,7 @@ type Driver interface {
 }
 
 // Drivers are the load generators, in the order -h lists them.
-var Drivers = []Driver{goDriver{}, k6Driver{}, h2loadDriver{}}
+var Drivers = []Driver{goDriver{}, k6Driver{}, h2loadDriver{}, ghzDriver{}}
 
 // DriverNames lists the drivers' names.
 func DriverNames() []string {
@@ -73,6 +73,9 @@ type Job struct {
 	Scratch  string           // a directory for the job's temporary files
 	Prior    *summary.Summary // the warm-up's summary, for a measured run
 	Place    plan.Placement   // the run's CPUs
+	// Timeline asks the driver for the window in intervals this long
+	// (0: none); only the Go driver has them.
+	Timeline time.Duration
 }
 
 // driverRun is what the runner records of one driver process: its exit

@@ -1,0 +1,120 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// CapacityFile is the capacity study's own record beside meta.json and
+// runs/: which run was which step of the search, and the overload phase.
+const CapacityFile = "capacity.json"
+
+// Capacity is what a capacity study did: its objective and ladder, the
+// ceiling it scaled the ladder by, every run of the search judged against
+// the objective, each block's knee, and the overload runs.
+type Capacity struct {
+	SLO          string    `json:"slo"`
+	Steps        []float64 `json:"steps,omitempty"` // fractions of the ceiling; empty with explicit Rates
+	Rates        []int     `json:"rates,omitempty"` // an explicit ladder, calls/s
+	Refine       int       `json:"refine"`          // bisection steps after the ladder, per block
+	ProbeCallers int       `json:"probe_callers"`
+	Overload     float64   `json:"overload"` // of the best design's capacity
+	Recover      float64   `json:"recover"`
+	// Ceilings are the noop server's calls/s per workload and driver.
+	Ceilings []Ceiling     `json:"ceilings"`
+	Points   []CapPoint    `json:"points"`
+	Knees    []CapKnee     `json:"knees"`
+	Overruns []OverloadRun `json:"overload_runs"`
+	Policies []string      `json:"policies"`
+}
+
+// Ceiling is the noop server's throughput under the probe.
+type Ceiling struct {
+	Workload  string  `json:"workload"`
+	Driver    string  `json:"driver"`
+	CallsPerS float64 `json:"calls_per_s"`
+	RunID     string  `json:"run"`
+}
+
+// CapPoint is one run of the search: a design at an offered rate in a
+// block, and whether it met the objective.
+type CapPoint struct {
+	Workload string `json:"workload"`
+	Driver   string `json:"driver"`
+	Mode     string `json:"mode"`
+	Block    int    `json:"block"`
+	Phase    string `json:"phase"` // "ladder" or "refine"
+	Rate     int    `json:"rate"`
+	RunID    string `json:"run"`
+	Pass     bool   `json:"pass"`
+	Why      string `json:"why,omitempty"` // the term it broke
+	// Beyond says why the driver did not offer the rate (it dropped calls
+	// while using its CPUs to the full): the point is the driver's, not
+	// the design's, and is not plotted.
+	Beyond string `json:"beyond_driver,omitempty"`
+}
+
+// CapKnee is a design's knee in one block.
+type CapKnee struct {
+	Workload string `json:"workload"`
+	Driver   string `json:"driver"`
+	Mode     string `json:"mode"`
+	Block    int    `json:"block"`
+	State    string `json:"state"` // plan.KneeState's String
+	Found    bool   `json:"found"`
+	Rate     int    `json:"rate,omitempty"` // highest passing
+	Fail     int    `json:"fail,omitempty"` // lowest failing
+}
+
+// OverloadRun is one design under one admission policy past capacity, then
+// back below it.
+type OverloadRun struct {
+	Workload    string `json:"workload"`
+	Driver      string `json:"driver"`
+	Mode        string `json:"mode"`
+	Policy      string `json:"policy"`
+	Bound       int    `json:"bound,omitempty"` // N of the policy's flag
+	Capacity    int    `json:"capacity"`        // the best design's, that the rates scale
+	Rate        int    `json:"rate"`
+	RecoverRate int    `json:"recover_rate"`
+	RunID       string `json:"run"`         // the overload phase
+	RecoverID   string `json:"recover_run"` // the phase after it
+	// BaseRSS is the server's RSS after the warm-up at Capacity; PeakRSS
+	// and PeakGoroutines the largest sampled during both phases.
+	BaseRSS        uint64      `json:"base_rss_bytes"`
+	PeakRSS        uint64      `json:"peak_rss_bytes"`
+	PeakGoroutines int64       `json:"peak_goroutines"`
+	Samples        []ProcPoint `json:"samples,omitempty"`
+	// RecoveryS is the time from the drop to the start of the first
+	// interval from which on every interval met the objective's latency;
+	// Recovered false when none did.
+	RecoveryS float64 `json:"recovery_s"`
+	Recovered bool    `json:"recovered"`
+	NA        string  `json:"not_applicable,omitempty"`
+}
+
+// ProcPoint is one sample of the server during the overload runs.
+type ProcPoint struct {
+	T          float64 `json:"t_s"`
+	RSS        uint64  `json:"rss_bytes"`
+	Goroutines int64   `json:"goroutines"`
+}
+
+// LoadCapacity reads a results directory's capacity.json; ok false when
+// the directory holds no capacity study.
+func LoadCapacity(dir string) (c *Capacity, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, CapacityFile))
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	c = &Capacity{}
+	if err := json.Unmarshal(b, c); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", CapacityFile, err)
+	}
+	return c, true, nil
+}

@@ -1,0 +1,684 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/locklab/locklab/internal/lab/paired"
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
+	"github.com/locklab/locklab/internal/summary"
+	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+)
+
+// Studies are what cmd/compare can run: the comparison of designs at load
+// levels, or the capacity study.
+var Studies = []string{"compare", "capacity"}
+
+// The capacity study's defaults, where they differ from the comparison's:
+// every design the study is about, the Go driver only (h2load cannot hold a
+// rate), and short runs so that the search, three blocks and the overload
+// phase fit in 10 minutes on 2 CPUs (CapacityEstimate says how long).
+const (
+	CapacityWorkloads = "counter,bank-A"
+	CapacityModes     = "mutex,inputQ,inputQ-batch,combining,sharded,noop"
+	CapacityDrivers   = "go"
+	CapacityDuration  = time.Second
+	CapacityWarmup    = 250 * time.Millisecond
+	CapacityReps      = 3
+	// A run of the Go driver costs about this much besides its warm-up and
+	// window: a fresh server, two driver processes connecting, the reset
+	// and the stats.
+	capacityRunOverhead = 400 * time.Millisecond
+	// recoveryInterval is the timeline's resolution in the phase after an
+	// overload: the recovery time is a multiple of it.
+	recoveryInterval = 100 * time.Millisecond
+	// sampleEvery is how often the overload phase reads the server's RSS
+	// and goroutines.
+	sampleEvery = 100 * time.Millisecond
+)
+
+// CapacityOptions are the capacity study's flags, as given.
+type CapacityOptions struct {
+	Study, SLO, Steps, Policies string
+	Refine, ProbeCallers        int
+	Overload, Recover           float64
+	OverloadFor, RecoverFor     time.Duration
+}
+
+// CapacityFlags declares the study's flags on fs.
+func CapacityFlags(fs *flag.FlagSet) *CapacityOptions {
+	co := &CapacityOptions{}
+	fs.StringVar(&co.Study, "study", "compare", "what to run: "+strings.Join(Studies, " or ")+
+		" (the highest rate each design serves within -slo, found per block in the open model, then past it; docs/methodology.md)")
+	fs.StringVar(&co.SLO, "slo", plan.DefaultSLO, "capacity: the objective a rate must meet: a latency percentile bound (p50, p90, p95, p99, p99.9), achieved>=share of the offered rate, errors=most unexpected errors")
+	fs.StringVar(&co.Steps, "steps", plan.DefaultSteps, "capacity: the ladder, in percent of the noop server's ceiling (-rates instead gives calls/s and skips the probe)")
+	fs.IntVar(&co.Refine, "refine", 2, "capacity: bisection steps between the last passing and the first failing rate, per design and block")
+	fs.IntVar(&co.ProbeCallers, "probe-callers", 100, "capacity: closed-model callers of the noop probe that sets the ceiling")
+	fs.Float64Var(&co.Overload, "overload", 1.5, "capacity: the overload phase's rate, as a multiple of the best design's capacity")
+	fs.Float64Var(&co.Recover, "recover", 0.5, "capacity: the rate after the overload, as a multiple of the best design's capacity")
+	fs.DurationVar(&co.OverloadFor, "overload-for", 1500*time.Millisecond, "capacity: how long the overload lasts (0: no overload phase)")
+	fs.DurationVar(&co.RecoverFor, "recover-for", 1500*time.Millisecond, "capacity: how long the phase after it lasts")
+	fs.StringVar(&co.Policies, "policies", strings.Join(plan.PolicyNames(), ","), "capacity: the admission policies the overload phase compares: "+strings.Join(plan.PolicyNames(), ", "))
+	return co
+}
+
+// Capacity is a checked capacity study.
+type Capacity struct {
+	SLO          plan.SLO
+	Steps        []float64 // of the ceiling; nil with Rates
+	Rates        []int     // an explicit ladder; nil: from the probe
+	Refine       int
+	ProbeCallers int
+	Overload     float64
+	Recover      float64
+	OverloadFor  time.Duration
+	RecoverFor   time.Duration
+	Policies     []string
+}
+
+// NewCapacity checks the flags of a capacity study. set says which flags
+// were given: those not given take the study's defaults, not the
+// comparison's.
+func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numCPU int) (Config, Capacity, error) {
+	var cc Capacity
+	var err error
+	if cc.SLO, err = plan.ParseSLO(co.SLO); err != nil {
+		return Config{}, cc, err
+	}
+	if set("rates") {
+		if set("steps") {
+			return Config{}, cc, errors.New("-rates and -steps: give one ladder (calls/s, or percent of the ceiling)")
+		}
+		if cc.Rates, err = plan.ParseRates(o.Rates, "-rates"); err != nil {
+			return Config{}, cc, err
+		}
+	} else if cc.Steps, err = plan.ParseSteps(co.Steps, "-steps"); err != nil {
+		return Config{}, cc, err
+	}
+	if set("model") && o.Model != "open" {
+		return Config{}, cc, fmt.Errorf("-study capacity runs the open model; -model %s does not apply", o.Model)
+	}
+	if set("vus") || set("ladder") || set("h2load-vus") {
+		return Config{}, cc, errors.New("-study capacity offers rates, not callers: -vus, -ladder and -h2load-vus do not apply (-probe-callers sizes the probe)")
+	}
+	switch {
+	case co.Refine < 0 || co.Refine > 10:
+		return Config{}, cc, fmt.Errorf("-refine %d: want 0..10", co.Refine)
+	case co.ProbeCallers < 1 || co.ProbeCallers > 5000:
+		return Config{}, cc, fmt.Errorf("-probe-callers %d: want 1..5000", co.ProbeCallers)
+	case !(co.Overload > 1 && co.Overload <= 10):
+		return Config{}, cc, fmt.Errorf("-overload %v: want a multiple of capacity in (1, 10]", co.Overload)
+	case !(co.Recover > 0 && co.Recover < 1):
+		return Config{}, cc, fmt.Errorf("-recover %v: want a multiple of capacity in (0, 1)", co.Recover)
+	case co.OverloadFor < 0 || (co.OverloadFor > 0 && co.OverloadFor < 500*time.Millisecond):
+		return Config{}, cc, fmt.Errorf("-overload-for %v: want 0 (none) or at least 500ms", co.OverloadFor)
+	case co.OverloadFor > 0 && co.RecoverFor < 500*time.Millisecond:
+		return Config{}, cc, fmt.Errorf("-recover-for %v: want at least 500ms", co.RecoverFor)
+	}
+	cc.Refine, cc.ProbeCallers, cc.Overload, cc.Recover = co.Refine, co.ProbeCallers, co.Overload, co.Recover
+	cc.OverloadFor, cc.RecoverFor = co.OverloadFor, co.RecoverFor
+	if cc.Policies, err = plan.ParseList(co.Policies, "-policies"); err != nil {
+		return Config{}, cc, err
+	}
+	for _, p := range cc.Policies {
+		if _, ok := plan.LookupPolicy(p); !ok {
+			return Config{}, cc, fmt.Errorf("-policies: unknown policy %q; policies: %s", p, strings.Join(plan.PolicyNames(), ", "))
+		}
+	}
+	defaults := map[string]func(){
+		"workloads": func() { o.Workloads = CapacityWorkloads },
+		"modes":     func() { o.Modes = CapacityModes },
+		"driver":    func() { o.Drivers = CapacityDrivers },
+		"duration":  func() { o.Duration = CapacityDuration },
+		"warmup":    func() { o.Warmup = CapacityWarmup },
+		"reps":      func() { o.Reps = CapacityReps },
+	}
+	for name, apply := range defaults {
+		if !set(name) {
+			apply()
+		}
+	}
+	// The probe is a closed-model run; NewConfig checks the rest.
+	o.Model, o.Rates, o.Ladder, o.VUs, o.H2loadVUs = "closed", "", false, fmt.Sprint(cc.ProbeCallers), "1"
+	cfg, err := NewConfig(o, numCPU)
+	if err != nil {
+		return Config{}, cc, err
+	}
+	if slices.Contains(cfg.Drivers, "h2load") {
+		return Config{}, cc, errors.New("-driver h2load cannot hold a rate (it runs the closed model only): the capacity study needs the go or k6 driver")
+	}
+	if cfg.MaxVUs < 1 || cfg.MaxVUs > 5000 {
+		return Config{}, cc, fmt.Errorf("-max-vus %d: want 1..5000", cfg.MaxVUs)
+	}
+	cfg.Model = "open"
+	return cfg, cc, nil
+}
+
+// CapacityEstimate estimates the study's time on a 2-CPU machine, from its
+// runs and their durations: the probe, each block's ladder and refinement
+// for every design, and the overload phase.
+func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
+	run := cfg.Warmup + cfg.Duration + capacityRunOverhead
+	steps := len(cc.Steps) + len(cc.Rates)
+	wl := len(cfg.Workloads)
+	total := time.Duration(wl) * run // the probes
+	total += time.Duration(cfg.Reps*wl*len(cfg.Drivers)*len(cfg.Modes)*(steps+cc.Refine)) * run
+	if cc.OverloadFor > 0 {
+		var n int
+		for _, name := range cc.Policies {
+			p, _ := plan.LookupPolicy(name)
+			for _, m := range cfg.Modes {
+				if ok, _ := p.Serves(m); ok && m != report.Noop {
+					n++
+				}
+			}
+		}
+		total += time.Duration(wl*n) * (cfg.Warmup + cc.OverloadFor + cc.RecoverFor + 2*capacityRunOverhead)
+	}
+	return total
+}
+
+// RunCapacity runs the capacity study and writes its results directory:
+// every run's record, capacity.json, meta.json and the report.
+func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writer) error {
+	cat, err := Catalog(cfg.Server, cfg.Factors)
+	if err != nil {
+		return err
+	}
+	if cfg.AllModes {
+		cfg.Modes = cat.Base.Names()
+	}
+	if err := preflight(cfg, cat); err != nil {
+		return err
+	}
+	if len(cfg.Factors.Points()) != 1 {
+		return errors.New("-study capacity runs one factor combination: give each factor one value")
+	}
+	if cc.Rates == nil && !slices.Contains(cfg.Modes, report.Noop) {
+		return fmt.Errorf("-study capacity scales its ladder by the %s server's ceiling: add %s to -modes, or give -rates", report.Noop, report.Noop)
+	}
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join("results", "capacity-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Out, "runs"), 0o755); err != nil {
+		return err
+	}
+	meta := newMeta(cfg, plan.NACells(cfg.Config, cat))
+	meta.Model, meta.Levels, meta.H2loadLevels, meta.MaxVUsOpen = "open", nil, nil, cfg.MaxVUs
+	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "locklab capacity: %s × %s; drivers %s; objective %s; %d blocks, seed %d; about %s; results in %s\n",
+		strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cc.SLO,
+		cfg.Reps, cfg.Seed, CapacityEstimate(cfg, cc).Round(time.Second), cfg.Out)
+	for _, na := range meta.NA {
+		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
+	}
+	s := &study{cfg: cfg, cc: cc, p: processes{}, runsDir: filepath.Join(cfg.Out, "runs"), out: out, na: meta.NA}
+	runErr := s.run(ctx)
+	meta.Finished = time.Now().UTC()
+	if len(s.runs) == 0 {
+		return runErr
+	}
+	if err := record.WriteJSON(filepath.Join(cfg.Out, record.CapacityFile), s.rec); err != nil {
+		return err
+	}
+	if err := report.WriteCapacity(cfg.Out, meta, &s.rec, s.runs); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "report: %s\n        %s\n", filepath.Join(cfg.Out, "report.md"), filepath.Join(cfg.Out, "report.html"))
+	if runErr != nil {
+		return fmt.Errorf("stopped after %d runs (the report covers those): %w", len(s.runs), runErr)
+	}
+	if slices.ContainsFunc(s.runs, (*record.Run).Failed) {
+		return ErrRunsFailed
+	}
+	return nil
+}
+
+// study is one capacity study under way.
+type study struct {
+	cfg     Config
+	cc      Capacity
+	p       procs
+	runsDir string
+	out     io.Writer
+	na      []plan.NA
+
+	rec   record.Capacity
+	runs  []*record.Run
+	start time.Time
+}
+
+// run probes, searches block by block, then overloads.
+func (s *study) run(ctx context.Context) error {
+	s.start = time.Now()
+	s.rec = record.Capacity{SLO: s.cc.SLO.String(), Steps: s.cc.Steps, Rates: s.cc.Rates, Refine: s.cc.Refine,
+		ProbeCallers: s.cc.ProbeCallers, Overload: s.cc.Overload, Recover: s.cc.Recover, Policies: s.cc.Policies}
+	ladders := map[string][]int{}
+	for _, wl := range s.cfg.Workloads {
+		if s.cc.Rates != nil {
+			ladders[wl.Name] = s.cc.Rates
+			continue
+		}
+		ceiling, err := s.probe(ctx, wl)
+		if err != nil {
+			return err
+		}
+		ladders[wl.Name] = plan.LadderRates(ceiling, s.cc.Steps)
+	}
+	for block := 1; block <= s.cfg.Reps; block++ {
+		for _, wl := range s.cfg.Workloads {
+			for _, drv := range s.cfg.Drivers {
+				if err := s.search(ctx, wl, drv, block, ladders[wl.Name]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if s.cc.OverloadFor <= 0 {
+		return nil
+	}
+	for _, wl := range s.cfg.Workloads {
+		if err := s.overload(ctx, wl, s.cfg.Drivers[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modes are the study's modes that can serve the workload.
+func (s *study) modes(wl plan.Workload) []string {
+	var out []string
+	for _, m := range s.cfg.Modes {
+		if _, na := plan.NAFor(s.na, wl.Name, m, plan.DefaultPoint()); !na {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// spec is a run of the study, numbered in the order it runs.
+func (s *study) spec(phase string, wl plan.Workload, drv, mode, model string, level, block int) plan.Spec {
+	idx := len(s.runs) + 1
+	sp := plan.Spec{Index: idx, Workload: wl.Name, Scenario: wl.Scenario, Driver: drv, Factors: s.cfg.Factors.Points()[0].ForWorkload(wl.Kind),
+		Mode: mode, Model: model, Level: level, Rep: block}
+	sp.ID = fmt.Sprintf("%03d-%s-%s-%s-%s-%s%d-b%d", idx, phase, wl.Name, drv, mode, plan.LevelUnit(model), level, block)
+	return sp
+}
+
+// do runs one spec and keeps its record.
+func (s *study) do(ctx context.Context, spec plan.Spec) (*record.Run, error) {
+	rec, err := runOne(ctx, s.cfg, s.p, spec, s.runsDir)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", spec.ID, err)
+	}
+	return rec, s.keep(rec)
+}
+
+func (s *study) keep(rec *record.Run) error {
+	if err := record.WriteJSON(filepath.Join(s.runsDir, rec.ID+".json"), rec); err != nil {
+		return err
+	}
+	s.runs = append(s.runs, rec)
+	fmt.Fprintf(s.out, "[%d] %s\n        %s | elapsed %s\n", len(s.runs), rec.ID, headline(rec), time.Since(s.start).Round(time.Second))
+	return nil
+}
+
+// probe measures the noop server's ceiling for a workload: a closed-model
+// run at many callers on the same CPU split, with the first driver.
+func (s *study) probe(ctx context.Context, wl plan.Workload) (float64, error) {
+	drv := s.cfg.Drivers[0]
+	rec, err := s.do(ctx, s.spec("probe", wl, drv, report.Noop, "closed", s.cc.ProbeCallers, 0))
+	if err != nil {
+		return 0, err
+	}
+	c := rec.Result.CallsPerS
+	if rec.Failed() || !(c >= 1) {
+		return 0, fmt.Errorf("probe %s: the %s server's ceiling could not be measured (%.0f calls/s, problems %v)", rec.ID, report.Noop, c, rec.Problems)
+	}
+	s.rec.Ceilings = append(s.rec.Ceilings, record.Ceiling{Workload: wl.Name, Driver: drv, CallsPerS: c, RunID: rec.ID})
+	return c, nil
+}
+
+// search runs one block of one workload and driver: the ladder, every
+// design at each rate in the block's order, then Refine bisection steps,
+// each one every design at the midpoint of its own bracket; and records
+// each design's knee in the block.
+func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block int, ladder []int) error {
+	modes := s.modes(wl)
+	probes := map[string][]plan.Probe{}
+	try := func(mode, phase string, rate int) error {
+		rec, err := s.do(ctx, s.spec(phase, wl, drv, mode, "open", rate, block))
+		if err != nil {
+			return err
+		}
+		pt := judge(s.cc.SLO, rec)
+		pt.Phase = phase
+		s.rec.Points = append(s.rec.Points, pt)
+		probes[mode] = append(probes[mode], plan.Probe{Rate: rate, Pass: pt.Pass})
+		return nil
+	}
+	order := paired.Order(s.cfg.Seed, block, modes)
+	for _, rate := range ladder {
+		for _, m := range order {
+			if err := try(m, "ladder", rate); err != nil {
+				return err
+			}
+		}
+	}
+	for step := 1; step <= s.cc.Refine; step++ {
+		// A stream of orders of its own per step, so that no design is
+		// always refined first.
+		for _, m := range paired.Order(s.cfg.Seed, block*100+step, modes) {
+			if rate, ok := plan.FindKnee(probes[m]).Next(); ok {
+				if err := try(m, "refine", rate); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, m := range modes {
+		k := plan.FindKnee(probes[m])
+		s.rec.Knees = append(s.rec.Knees, record.CapKnee{Workload: wl.Name, Driver: drv, Mode: m, Block: block,
+			State: k.State.String(), Found: k.State == plan.KneeFound, Rate: k.Rate, Fail: k.Fail})
+	}
+	return nil
+}
+
+// judge is a run's point of the curve: met the objective or not, and
+// whether the driver offered the rate at all.
+func judge(slo plan.SLO, rec *record.Run) record.CapPoint {
+	pt := record.CapPoint{Workload: rec.Workload, Driver: rec.Driver, Mode: rec.Mode, Block: rec.Rep, Rate: rec.Level, RunID: rec.ID}
+	pt.Pass, pt.Why = slo.Verdict(float64(rec.Level), rec.Result)
+	if rec.Failed() {
+		pt.Pass, pt.Why = false, "the run failed: "+strings.Join(rec.Problems, "; ")
+	}
+	if rec.Result != nil && rec.Result.Dropped > 0 && rec.Derived.Class == record.ClassLoadBound {
+		pt.Beyond = fmt.Sprintf("%s dropped %d calls using %.0f%% of its CPUs", rec.Driver, rec.Result.Dropped, 100*rec.Derived.DriverUtil)
+	}
+	return pt
+}
+
+// bestCapacity is the highest median capacity over the blocks among the
+// store-backed designs of a workload and driver; a design whose knee lay
+// above the ladder counts at the ladder's top. 0 when none was found.
+func (s *study) bestCapacity(wl, drv string) float64 {
+	var best float64
+	for _, m := range s.cfg.Modes {
+		if m == report.Noop {
+			continue
+		}
+		var caps []float64
+		for _, k := range s.rec.Knees {
+			if k.Workload == wl && k.Driver == drv && k.Mode == m && (k.Found || k.State == plan.KneeAbove.String()) {
+				caps = append(caps, float64(k.Rate))
+			}
+		}
+		if len(caps) > 0 {
+			slices.Sort(caps)
+			best = math.Max(best, caps[len(caps)/2])
+		}
+	}
+	return best
+}
+
+// overload drives every store-backed design under every admission policy
+// past the best design's capacity, then back below it.
+func (s *study) overload(ctx context.Context, wl plan.Workload, drv string) error {
+	best := s.bestCapacity(wl.Name, drv)
+	if best == 0 {
+		fmt.Fprintf(s.out, "overload: %s: no design's capacity was found; no overload phase\n", wl.Name)
+		return nil
+	}
+	bound := plan.AdmissionBound(best, s.cc.SLO.Latency)
+	rate, recRate := int(math.Round(s.cc.Overload*best)), max(1, int(math.Round(s.cc.Recover*best)))
+	var modes []string
+	for _, m := range s.modes(wl) {
+		if m != report.Noop {
+			modes = append(modes, m)
+		}
+	}
+	for i, name := range s.cc.Policies {
+		pol, _ := plan.LookupPolicy(name)
+		for _, m := range paired.Order(s.cfg.Seed, 10_000+i, modes) {
+			or := record.OverloadRun{Workload: wl.Name, Driver: drv, Mode: m, Policy: name, Capacity: int(best), Rate: rate, RecoverRate: recRate}
+			if name != plan.Policies[0].Name {
+				or.Bound = bound
+			}
+			if ok, why := pol.Serves(m); !ok {
+				or.NA = why
+				s.rec.Overruns = append(s.rec.Overruns, or)
+				continue
+			}
+			if err := s.overloadOne(ctx, wl, &or, pol.Server(bound)); err != nil {
+				return err
+			}
+			s.rec.Overruns = append(s.rec.Overruns, or)
+		}
+	}
+	return nil
+}
+
+// overloadOne is one design under one policy: a fresh server with the
+// policy's flags, a warm-up at capacity (its RSS is the base), the reset,
+// the overload phase and the phase after it back to back while the
+// server's RSS and goroutines are sampled, the invariants over both, and
+// the time until the phase after it met the objective's latency again.
+func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.OverloadRun, policyArgs []string) error {
+	d, ok := LookupDriver(or.Driver)
+	if !ok {
+		return fmt.Errorf("no driver %q", or.Driver)
+	}
+	spec := s.spec("overload-"+or.Policy, wl, or.Driver, or.Mode, "open", or.Rate, 0)
+	recSpec := spec
+	recSpec.Index, recSpec.Level = spec.Index+1, or.RecoverRate
+	recSpec.ID = fmt.Sprintf("%03d-recover-%s-%s-%s-%s-rate%d", recSpec.Index, or.Policy, wl.Name, or.Driver, or.Mode, or.RecoverRate)
+	or.RunID, or.RecoverID = spec.ID, recSpec.ID
+	place := spec.Factors.Place(s.cfg.base())
+	scratch, err := os.MkdirTemp("", "locklab-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	dataDir := filepath.Join(scratch, "data")
+	if err := os.Mkdir(dataDir, 0o700); err != nil {
+		return err
+	}
+	args := append(serverArgs(spec, dataDir, ""), policyArgs...)
+	srv, err := s.p.startServer(s.cfg, args, place.Server, filepath.Join(s.runsDir, spec.ID+".server.log"))
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			srv.stop()
+		}
+	}()
+	conn, err := grpc.NewClient(srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	admin := locklabv1.NewAdminServiceClient(conn)
+
+	over := &record.Run{Spec: spec, Started: time.Now().UTC()}
+	after := &record.Run{Spec: recSpec}
+	job := Job{Spec: spec, Addr: srv.address(), Scratch: scratch, Place: place}
+	if s.cfg.Warmup > 0 {
+		w := job
+		w.Spec.Level = or.Capacity
+		w.Warmup, w.Duration = true, s.cfg.Warmup
+		w.Summary = filepath.Join(scratch, "warmup.json")
+		w.Log = filepath.Join(s.runsDir, spec.ID+".warmup.log")
+		if _, _, err := s.p.drive(ctx, s.cfg, d, w, 0); err != nil {
+			return fmt.Errorf("run %s: warm-up: %w", spec.ID, err)
+		}
+	}
+	base, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
+	if err != nil {
+		return fmt.Errorf("run %s: stats after the warm-up: %w", spec.ID, err)
+	}
+	or.BaseRSS = base.GetRssBytes()
+	if _, err := admin.Reset(ctx, resetRequest(spec)); err != nil {
+		return fmt.Errorf("run %s: reset: %w", spec.ID, err)
+	}
+	before, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
+	if err != nil {
+		return fmt.Errorf("run %s: stats before: %w", spec.ID, err)
+	}
+	samples := sampleServer(ctx, admin)
+	job.Duration = s.cc.OverloadFor
+	job.Summary = filepath.Join(s.runsDir, spec.ID+record.SummarySuffix)
+	job.Log = filepath.Join(s.runsDir, spec.ID+"."+d.Name()+".log")
+	res, run, err := s.p.drive(ctx, s.cfg, d, job, srv.pid())
+	if err != nil {
+		samples.stop()
+		return fmt.Errorf("run %s: %w", spec.ID, err)
+	}
+	fill(over, res, run)
+	rj := job
+	rj.Spec, rj.Duration, rj.Timeline = recSpec, s.cc.RecoverFor, recoveryInterval
+	rj.Summary = filepath.Join(s.runsDir, recSpec.ID+record.SummarySuffix)
+	rj.Log = filepath.Join(s.runsDir, recSpec.ID+"."+d.Name()+".log")
+	rres, rrun, err := s.p.drive(ctx, s.cfg, d, rj, srv.pid())
+	points := samples.stop()
+	if err != nil {
+		return fmt.Errorf("run %s: %w", recSpec.ID, err)
+	}
+	fill(after, rres, rrun)
+	after.Started = over.Started
+	for _, p := range points {
+		or.PeakRSS, or.PeakGoroutines = max(or.PeakRSS, p.RSS), max(or.PeakGoroutines, p.Goroutines)
+	}
+	or.Samples = points
+	or.RecoveryS, or.Recovered = recovery(s.cc.SLO, rres)
+
+	last, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
+	if err != nil {
+		return fmt.Errorf("run %s: stats after: %w", spec.ID, err)
+	}
+	asJSON := protojson.MarshalOptions{EmitUnpopulated: true}
+	for _, r := range []*record.Run{over, after} {
+		if r.StatsBefore, err = asJSON.Marshal(before); err != nil {
+			return err
+		}
+		if r.Stats, err = asJSON.Marshal(last); err != nil {
+			return err
+		}
+	}
+	stopped = true
+	exit, took := srv.stop()
+	over.ServerExit, over.StopSeconds = exit, took.Seconds()
+	if exit != 0 {
+		over.Problems = append(over.Problems, fmt.Sprintf("server exited %d after SIGTERM, want 0", exit))
+	}
+	// The invariants hold over both phases: one server, one state.
+	both := *res
+	both.AckedIncrementDelta += rres.AckedIncrementDelta
+	both.AckedTransfers += rres.AckedTransfers
+	both.UnexpectedErrors += rres.UnexpectedErrors
+	over.Checks = checkInvariants(spec, &both, before, last)
+	for _, c := range over.Checks {
+		if !c.OK {
+			over.Problems = append(over.Problems, "INVARIANT VIOLATED: "+c.Name+": "+c.Detail)
+		}
+	}
+	for _, r := range []*record.Run{over, after} {
+		if r.Derived, err = record.Derive(r); err != nil {
+			return err
+		}
+		if err := s.keep(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fill(r *record.Run, res *summary.Summary, run driverRun) {
+	r.Result, r.DriverExit, r.DriverProc, r.ServerProc = res, run.ExitCode, run.Driver, run.Server
+	r.ServerSet, r.DriverSet = run.ServerSet, run.DriverSet
+}
+
+// recovery is the time from the start of the phase after an overload to
+// the start of the first interval from which on every interval with calls
+// met the objective's latency bound (its p99; the timeline has p50 and p99
+// only, so an objective on another percentile is read at p99, the stricter
+// for p50 to p95). ok false when the last interval did not.
+func recovery(slo plan.SLO, s *summary.Summary) (float64, bool) {
+	if s == nil || len(s.Timeline) == 0 {
+		return 0, false
+	}
+	bound := slo.BoundMs()
+	from := -1
+	for i, p := range s.Timeline {
+		switch {
+		case p.Calls == 0:
+		case p.P99Ms <= bound:
+			if from < 0 {
+				from = i
+			}
+		default:
+			from = -1
+		}
+	}
+	if from < 0 {
+		return 0, false
+	}
+	return s.Timeline[from].StartS, true
+}
+
+// sampler reads the server's RSS and goroutines from GetStats until
+// stopped.
+type sampler struct {
+	done   chan struct{}
+	wg     sync.WaitGroup
+	points []record.ProcPoint
+}
+
+func sampleServer(ctx context.Context, admin locklabv1.AdminServiceClient) *sampler {
+	s := &sampler{done: make(chan struct{})}
+	start := time.Now()
+	s.wg.Go(func() {
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			st, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
+			if err == nil {
+				s.points = append(s.points, record.ProcPoint{T: time.Since(start).Seconds(), RSS: st.GetRssBytes(), Goroutines: st.GetGoroutines()})
+			}
+			select {
+			case <-s.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return s
+}
+
+// stop ends the sampling and returns the samples.
+func (s *sampler) stop() []record.ProcPoint {
+	close(s.done)
+	s.wg.Wait()
+	return s.points
+}

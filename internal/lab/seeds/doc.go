@@ -1,0 +1,14 @@
+// Package seeds renders the four experiments locklab grew out of, each in
+// its own table, from results folders the runner wrote (record.Load): the
+// inputQ-vs-mutex k6 ladder, the gRPC bank benchmark run with ghz, the rpcx
+// benchmark page's concurrency table, and the nGrinder before/after report.
+//
+// Each table is the seed's own shape — its rows and columns, the designs
+// side by side — followed by the figures the seed published, quoted as
+// measured on the seed's machine, and by the runner's classification of
+// every run: a seed's numbers were mostly its load generator's, and a
+// table here says whether its driver was saturated.
+//
+// Seeds is the one list of them; cmd/seeds and the Makefile's seed targets
+// range over it.
+package seeds
