@@ -103,6 +103,24 @@ cores: build h2load ## the cores study: bound and prediction check at 1 and 2 se
 	LOCKLAB_COMMAND="make cores: compare $(CORES_CHECK)" $(RUNNER) $(CORES_CHECK) -out $(CORES_OUT)/work-20us $(ARGS)
 	LOCKLAB_COMMAND="make cores: compare $(CORES_DEMANDS)" $(RUNNER) $(CORES_DEMANDS) -out $(CORES_OUT)/no-work $(ARGS)
 
+# The why study (docs/operations.md, "Where the CPU went"): the server's CPU
+# profile folded into categories in every run, two plans. WHY_H2LOAD: the
+# default h2load counter group with every combination run with attribution
+# and without in each block, so that the report states what attribution
+# costs. WHY_CORES: the cores study's 2-CPU case with 20 µs of work in every
+# increment, the driver sharing the server's CPUs, with attribution on.
+# cmd/compare's tests read these two lines and check that their runs fit the
+# time make help states.
+WHY_OUT    ?= docs/results/why
+WHY_H2LOAD := -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,noop -attribute off,on -reps 12
+WHY_CORES  := -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,inputQ-batch,noop -attribute on -reps 11
+
+.PHONY: why
+why: build h2load ## where each design's server CPU goes, per category, h2load counter group and the 2-CPU 20 µs case → docs/results/why/ (~4.8 min)
+	rm -rf $(WHY_OUT)/h2load $(WHY_OUT)/cores-2cpu-20us
+	LOCKLAB_COMMAND="make why: compare $(WHY_H2LOAD)" $(RUNNER) $(WHY_H2LOAD) -out $(WHY_OUT)/h2load $(ARGS)
+	LOCKLAB_COMMAND="make why: compare $(WHY_CORES)" $(RUNNER) $(WHY_CORES) -out $(WHY_OUT)/cores-2cpu-20us $(ARGS)
+
 # The capacity study (docs/methodology.md, "Capacity under an objective"):
 # its defaults are 3 blocks × 2 workloads × 6 designs × (6 ladder rates + 2
 # bisection steps) = 288 runs of 0.25 s warm-up + 1 s, about 1.65 s each with

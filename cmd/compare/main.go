@@ -11,6 +11,7 @@
 //
 //	go run ./cmd/compare                            # the defaults, under 8 minutes on 2 CPUs
 //	go run ./cmd/compare -driver k6 -ladder -reps 3 # the seed's k6 VU ladder
+//	go run ./cmd/compare -attribute off,on          # where each design's server CPU went, and what finding out costs
 //
 // `make compare` builds the server and the Go driver first, then runs it.
 // The work is done by internal/lab: plan (factors, runs), run (processes,

@@ -64,8 +64,8 @@ type Placement struct {
 }
 
 // Factors is the table of factors, in the order of group keys, headings and
-// run ids: work outermost in the cross product, the server's CPUs innermost
-// (cpus.go).
+// run ids: work outermost in the cross product, then the server's CPUs
+// (cpus.go), and attribution innermost (attribute.go).
 var Factors = []*Factor{
 	{
 		Name: "work", JSON: "work", Label: "work", Default: "0",
@@ -151,6 +151,7 @@ var Factors = []*Factor{
 		K6: func(v string) []string { return []string{"READ_RATIO=" + v} },
 	},
 	serverCPUsFactor,
+	attributeFactor,
 }
 
 // durabilities are the accepted -durability values.

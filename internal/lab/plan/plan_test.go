@@ -36,8 +36,8 @@ func TestPointJSON(t *testing.T) {
 	p := DefaultPoint().With("work", "10µs").With("durability", "wal").With("skew", "0.99")
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"work":10000,"durability":"wal","skew":0.99,"read_ratio":-1,"server_cpus":"half"}`, string(b))
-	assert.Equal(t, `{"work":10000,"durability":"wal","skew":0.99,"read_ratio":-1,"server_cpus":"half"}`, string(b), "the table's order")
+	assert.JSONEq(t, `{"work":10000,"durability":"wal","skew":0.99,"read_ratio":-1,"server_cpus":"half","attribute":"off"}`, string(b))
+	assert.Equal(t, `{"work":10000,"durability":"wal","skew":0.99,"read_ratio":-1,"server_cpus":"half","attribute":"off"}`, string(b), "the table's order")
 	var back Point
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, p, back)
@@ -55,12 +55,12 @@ func TestSpaceJSON(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(sp)
 	require.NoError(t, err)
-	assert.Equal(t, `{"work":[0,50000],"durability":["none"],"skew":[0],"read_ratio":[-1,0.5],"server_cpus":["half"]}`, string(b))
+	assert.Equal(t, `{"work":[0,50000],"durability":["none"],"skew":[0],"read_ratio":[-1,0.5],"server_cpus":["half"],"attribute":["off"]}`, string(b))
 	var back Space
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, sp, back)
 	assert.Len(t, sp.Points(), 4)
-	assert.Equal(t, "work 0s, 50µs, durability none, skew 0, read ratio default, 0.5, server CPUs half", sp.String())
+	assert.Equal(t, "work 0s, 50µs, durability none, skew 0, read ratio default, 0.5, server CPUs half, attribution off", sp.String())
 }
 
 // TestNAJSON: an n/a cell keeps the value it cannot run with under its

@@ -48,6 +48,9 @@ type Run struct {
 	Problems    []string        `json:"problems,omitempty"`
 	Profile     []string        `json:"profile,omitempty"` // files beside the record: CPU profile, trace
 	Derived     Derived         `json:"derived"`
+	// Attribution is where the server's CPU went (-attribute); nil for a
+	// run not profiled.
+	Attribution *Attribution `json:"attribution,omitempty"`
 }
 
 // Failed reports whether the run broke an invariant or failed outright.

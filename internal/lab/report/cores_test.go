@@ -108,7 +108,7 @@ func TestCoresWorkedExample(t *testing.T) {
 		os.WriteFile("/tmp/cores.md", []byte(md), 0o644)
 		os.WriteFile("/tmp/cores.html", []byte(page), 0o644)
 	}
-	assert.Contains(t, page, `<figcaption>Bound · counter · go · 10 callers · work 0s, durability none, skew 0, read ratio default: calls/s vs server CPUs</figcaption>`)
+	assert.Contains(t, page, `<figcaption>Bound · counter · go · 10 callers · work 0s, durability none, skew 0, read ratio default, attribution off: calls/s vs server CPUs</figcaption>`)
 
 	// The control: the same arithmetic with one demand changed changes the
 	// table (mutex's lock busy 0.4 s: D_serial 10 µs, N* 2.5, bound 80,000).

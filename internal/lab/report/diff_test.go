@@ -38,7 +38,7 @@ func TestDiff(t *testing.T) {
 
 	var out strings.Builder
 	require.NoError(t, Diff(old+","+same, &out))
-	assert.Contains(t, out.String(), "| counter | go | work 0s, durability none, skew 0, read ratio default, server CPUs half | 100 callers | mutex | 5,200 → 5,460 | +5.0% |")
+	assert.Contains(t, out.String(), "| counter | go | work 0s, durability none, skew 0, read ratio default, server CPUs half, attribution off | 100 callers | mutex | 5,200 → 5,460 | +5.0% |")
 	assert.Contains(t, out.String(), "within 10%: 6 of 6 groups; of the 6 groups load-bound in neither directory, 6.")
 	assert.NotContains(t, out.String(), "NOT reproduced")
 

@@ -64,6 +64,10 @@ const (
 	UnitShare Unit = "share" // of a process's CPUs, printed as a percentage
 	UnitMiB   Unit = "MiB"
 	UnitRatio Unit = "ratio"
+	// UnitPerCall is a count per call, such as system calls.
+	UnitPerCall Unit = "per call"
+	// UnitPercent is a signed change, already in percent.
+	UnitPercent Unit = "%"
 )
 
 // Format prints a value of the unit.
@@ -81,6 +85,10 @@ func (u Unit) Format(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64) + " MiB"
 	case UnitRatio:
 		return strconv.FormatFloat(v, 'f', 1, 64)
+	case UnitPerCall:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case UnitPercent:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "%"
 	}
 	return fmtNum(v)
 }
@@ -111,7 +119,7 @@ const (
 var blocks = []Block{BlockResult, BlockVolume, BlockCPU, BlockServer}
 
 // Catalogue is every metric, in the order of the charts.
-var Catalogue = []*Metric{
+var Catalogue = append([]*Metric{
 	mCallsPerSec,
 	latency("p50", func(l latencyMs) float64 { return l.P50 }, BlockResult),
 	latency("p90", func(l latencyMs) float64 { return l.P90 }, NotInTable),
@@ -176,7 +184,7 @@ var Catalogue = []*Metric{
 		Read: stat(func(st *stats) float64 { return float64(st.GetQueueHighWater()) })},
 	// The serial resource and its demand per call (cores.go).
 	mSerialDemand, mSerialUtil, mSerialResources,
-}
+}, whyMetrics()...) // CPU attribution (why.go)
 
 // The metrics the report's own logic names: the overview, the list of runs
 // and -diff's reproducibility. What the verdicts compare is the Compare

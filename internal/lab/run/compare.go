@@ -125,7 +125,7 @@ func Preflight(cfg Config) error {
 // run's warm-up and measured window, about 0.1 s to start and stop its server
 // and drivers, and the time its two driver processes take to open their
 // connections (measured: about 1.5 ms a connection, so 3 s for two processes
-// of 1000 callers each).
+// of 1000 callers each), and an attributed run's profile past its window.
 func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 	var total time.Duration
 	for _, s := range specs {
@@ -136,7 +136,7 @@ func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 		case cfg.Conns > 0:
 			conns = min(conns, cfg.Conns)
 		}
-		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond
+		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond + attributionWait(cfg, s)
 	}
 	return total
 }
@@ -280,7 +280,7 @@ func preflight(cfg Config, cat plan.Catalog) error {
 	for _, pt := range cfg.Factors.Points() {
 		need = append(need, pt.ServerArgs(plan.RunDirs{Data: os.TempDir()})...)
 	}
-	if cfg.Profile != "" {
+	if cfg.Profile != "" || cfg.Factors.Attributes() {
 		need = append(need, "-metrics-addr")
 	}
 	for _, a := range need {

@@ -330,8 +330,8 @@ func TestPlanFactors(t *testing.T) {
 		keys[s.Factors] = true
 	}
 	assert.Len(t, keys, 4, "counter: 2 points; bank: 4, of which the counter's two are the bank's unskewed ones")
-	assert.Equal(t, "work=10µs durability=none skew=0.99 read-ratio=default server-cpus=half", specs[5].Factors.Key())
-	assert.Equal(t, "work 10µs, durability none, skew 0.99, read ratio default, server CPUs half", specs[5].Factors.String())
+	assert.Equal(t, "work=10µs durability=none skew=0.99 read-ratio=default server-cpus=half attribute=off", specs[5].Factors.Key())
+	assert.Equal(t, "work 10µs, durability none, skew 0.99, read ratio default, server CPUs half, attribution off", specs[5].Factors.String())
 }
 
 func TestPlanSkipsNotApplicable(t *testing.T) {

@@ -114,8 +114,8 @@ func TestAFactorIsOneRow(t *testing.T) {
 	rep, err := report.New(meta, []*record.Run{fakeRecord(t, specs[0]), rec})
 	require.NoError(t, err)
 	md := rep.Markdown()
-	assert.Contains(t, md, "## counter · go driver · work 0s, durability none, skew 0, read ratio default, server CPUs half, test cpus 2")
-	assert.Contains(t, md, "factors: work 0s, durability none, skew 0, read ratio default, server CPUs half, test cpus 1, 2;")
+	assert.Contains(t, md, "## counter · go driver · work 0s, durability none, skew 0, read ratio default, server CPUs half, attribution off, test cpus 2")
+	assert.Contains(t, md, "factors: work 0s, durability none, skew 0, read ratio default, server CPUs half, attribution off, test cpus 1, 2;")
 
 	// Its parser guards the flag (the control).
 	o := defaultOptions()

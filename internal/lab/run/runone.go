@@ -75,9 +75,9 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	if err := os.Mkdir(dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	profiling := isProfileRun(cfg.Profile, spec)
+	profiling, attributing := isProfileRun(cfg.Profile, spec), attributes(cfg, spec)
 	var metricsAddr string
-	if profiling {
+	if profiling || attributing {
 		if metricsAddr, err = freeLoopbackAddr(); err != nil {
 			return nil, err
 		}
@@ -128,6 +128,11 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 		prof = startProfile(ctx, metricsAddr, cfg.Duration, filepath.Join(runsDir, spec.ID))
 		defer prof.wait() // on an early return; a second wait returns at once
 	}
+	var att *attribution
+	if attributing {
+		att = startAttribution(ctx, metricsAddr, srv.pid(), cfg.Duration, filepath.Join(runsDir, spec.ID))
+		defer att.wait() // on an early return; a second wait returns at once
+	}
 	job.Duration = cfg.Duration
 	job.Summary = filepath.Join(runsDir, spec.ID+record.SummarySuffix)
 	job.Log = filepath.Join(runsDir, spec.ID+"."+d.Name()+".log")
@@ -148,6 +153,12 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	after, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("stats after: %w", err)
+	}
+	if att != nil {
+		rec.Attribution, err = att.finish(after.GetRequests() - before.GetRequests())
+		if err != nil {
+			rec.Problems = append(rec.Problems, "attribution: "+err.Error())
+		}
 	}
 	// Zeros written out too: a figure the server has but measured as zero
 	// is told apart from one it does not have.

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/attrib"
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+// knownWork is the known cost the control adds: the server's -work spin
+// inside every Apply, which attribution counts as store. Long beside the
+// rest of a call (tens of µs), so that the store's share holds many samples.
+const knownWork = 50 * time.Microsecond
+
+// minSamples is what a profiled run must hold for the check: with the
+// work about half the server's CPU, a share of ~50 samples known to ~15%.
+const minSamples = 100
+
+// landed is the check: did got µs per call rise by want within tol?
+func landed(what string, got, want, tol float64) error {
+	if rel := (got - want) / want; rel < -tol || rel > tol {
+		return fmt.Errorf("%s rose by %.1f µs per call, want %.1f µs ± %.0f%% (off by %+.0f%%)", what, got, want, tol*100, rel*100)
+	}
+	return nil
+}
+
+// TestAttributionKnownAnswer runs the real server under the runner with
+// attribution off and on, with and without knownWork: the store's µs per
+// call must rise by knownWork within 20% against the same design without
+// work, while the rest of the call moves by much less; the runs without
+// attribution must be the runs they always were, and the report must say
+// what attribution cost them.
+func TestAttributionKnownAnswer(t *testing.T) {
+	server, _, loadBin := binaries(t)
+	var (
+		out     string
+		records []*record.Run
+	)
+	// A share is a count of samples: the check needs the server to have
+	// had CPU enough for minSamples in each profiled run. On a machine
+	// others load, the server gets less of its CPU; the test measures
+	// longer until it has them.
+	for _, d := range []string{"3s", "6s", "12s"} {
+		out = t.TempDir()
+		cmd, err := parseFlags([]string{
+			// Unpinned: the check is about the categories, and a server
+			// free to use either CPU gets more of a machine others load.
+			"-driver", "go", "-workloads", "counter", "-modes", "mutex", "-vus", "10", "-pin=false",
+			"-work", "0," + knownWork.String(), "-attribute", "off,on", "-duration", d, "-warmup", "500ms", "-reps", "1", "-seed", "1",
+			"-server", server, "-load", loadBin, "-out", out,
+		}, os.Stderr)
+		require.NoError(t, err)
+		cmd.cfg.Command = "compare (test)"
+		var progress strings.Builder
+		require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+		records, err = record.Load(out)
+		require.NoError(t, err)
+		require.Len(t, records, 4)
+		fewest := int64(math.MaxInt64)
+		for _, r := range records {
+			if r.Attribution != nil {
+				fewest = min(fewest, r.Attribution.Samples)
+			}
+		}
+		if fewest >= minSamples {
+			break
+		}
+		t.Logf("-duration %s: a profiled run holds %d samples, want %d: measuring longer", d, fewest, minSamples)
+	}
+
+	store := map[string]float64{} // by work, attributed runs only
+	rest := map[string]float64{}
+	for _, r := range records {
+		require.Empty(t, r.Problems, r.ID)
+		log, err := os.ReadFile(filepath.Join(out, "runs", r.ID+".server.log"))
+		require.NoError(t, err)
+		work := r.Factors.Get("work")
+		if r.Factors.Get(plan.Attribute) == "off" {
+			assert.Nil(t, r.Attribution, r.ID)
+			assert.NotContains(t, string(log), "metrics on", "no -metrics-addr: %s", r.ID)
+			assert.NoFileExists(t, filepath.Join(out, "runs", r.ID+".cpu.pprof"))
+			continue
+		}
+		assert.Contains(t, string(log), "metrics on", r.ID)
+		require.NotNil(t, r.Attribution, r.ID)
+		assert.FileExists(t, filepath.Join(out, "runs", r.Attribution.Profile))
+		assert.GreaterOrEqual(t, r.Attribution.Samples, int64(minSamples), "enough samples to count a share: %s", r.ID)
+		_, writes, err := r.Attribution.PerCall()
+		require.NoError(t, err)
+		assert.Greater(t, writes, 0.0, "the server writes its answers: %s", r.ID)
+		for _, c := range attrib.CategoryNames() {
+			us, err := r.CategoryUs(c)
+			require.NoError(t, err)
+			if c == "store" {
+				store[work] = us
+			} else {
+				rest[work] += us
+			}
+		}
+	}
+	want := float64(knownWork) / float64(time.Microsecond)
+	with, without := knownWork.String(), "0s"
+	t.Logf("store %.1f → %.1f µs per call, the rest %.1f → %.1f", store[without], store[with], rest[without], rest[with])
+	assert.NoError(t, landed("store", store[with]-store[without], want, 0.20))
+	assert.Less(t, rest[with]-rest[without], want/2, "the work landed in store, not spread over the rest of the call")
+	// The control: the check fails where the work did not go.
+	assert.Error(t, landed("the rest", rest[with]-rest[without], want, 0.20))
+
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	for _, want := range []string{"## Why: where the server's CPU went", "### Why · counter · go · work 0s · attribution on · 10 callers",
+		"### What attribution costs", "| counter · go · work 0s · 10 callers | mutex | "} {
+		assert.Contains(t, string(md), want)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "server CPU per call by category (µs, medians)</figcaption>")
+}
