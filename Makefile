@@ -288,7 +288,7 @@ BENCH_STORE_OUT    := docs/results/store
 # store time measured (every command or 1 in 16), and with both as the server
 # runs them (-metrics-addr adds nothing here: it reads the same figures).
 .PHONY: bench-measure
-bench-measure: $(BIN)/benchstat ## price the server's measurements (store latency, serial demand) per design (~7 min) → docs/results/measure-bench.txt and its raw output measure-bench.raw.txt
+bench-measure: $(BIN)/benchstat ## price the server's measurements (store latency, serial demand) per design (~3 min) → docs/results/measure-bench.txt and its raw output measure-bench.raw.txt
 	$(GO) test -run '^$$' -bench MeasuredStore -benchmem -cpu 2 -count 6 -benchtime 200ms ./server | tee $(BIN)/bench-measure.txt
 	tr -s ' \t' ' ' < $(BIN)/bench-measure.txt > docs/results/measure-bench.raw.txt
 	{ echo '# make bench-measure: BenchmarkMeasuredStore (server/measure_bench_test.go), benchstat -col /measure -row /design,/par; raw output in measure-bench.raw.txt'; \
