@@ -1,0 +1,93 @@
+package main
+
+import (
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/run"
+	"github.com/locklab/locklab/server"
+)
+
+// TestStudyTargetsFitTheirBudgets reads the plans of the Makefile's study
+// targets, checks that their flags are good on this machine (two CPUs at
+// least: the plans put the server on 2), that each plan has the blocks its
+// report's tests need where it says so, and that their runs take the time
+// `make help` states, within half a minute, and no more than the target's
+// budget. The control: many more repetitions would not fit what help
+// states, so the check can fail.
+func TestStudyTargetsFitTheirBudgets(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	tests := []struct {
+		target    string
+		plans     []string
+		budget    time.Duration
+		attribute bool // every plan profiles its runs
+		powered   bool // every plan has the blocks its tests need
+	}{
+		{"cores", []string{"CORES_CHECK", "CORES_DEMANDS"}, 6 * time.Minute, false, false},
+		{"why", []string{"WHY_H2LOAD", "WHY_CORES"}, 5 * time.Minute, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			planTime := func(extra ...string) time.Duration {
+				var total time.Duration
+				for _, name := range tt.plans {
+					m := regexp.MustCompile(`(?m)^` + name + `\s*:=\s*(.+)$`).FindSubmatch(mk)
+					require.NotNil(t, m, name)
+					cmd, err := parseFlags(append(strings.Fields(string(m[1])), extra...), io.Discard)
+					require.NoError(t, err, name)
+					if cmd.cfg.AllModes {
+						cmd.cfg.Modes = serverCatalog().Base.Names() // as Compare does
+					}
+					if tt.attribute {
+						assert.True(t, cmd.cfg.Factors.Attributes(), "%s attributes", name)
+					}
+					specs := plan.Layout(cmd.cfg.Config, serverCatalog(), run.Serves)
+					require.NotEmpty(t, specs, name)
+					if tt.powered {
+						assert.Empty(t, run.PowerWarning(cmd.cfg, specs), "%s has the blocks its tests need", name)
+					}
+					total += run.PlanDuration(cmd.cfg, specs)
+				}
+				return total
+			}
+			total := planTime()
+			t.Logf("make %s: about %v of runs", tt.target, total.Round(time.Second))
+			help := regexp.MustCompile(`(?m)^` + tt.target + `:.*## .*\(~([0-9.]+) min\)$`).FindSubmatch(mk)
+			require.NotNil(t, help, "make help states the time")
+			stated, err := strconv.ParseFloat(string(help[1]), 64)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, math.Abs(total.Minutes()-stated), 0.5, "estimated %v", total)
+			assert.LessOrEqual(t, total, tt.budget)
+			assert.Greater(t, math.Abs(planTime("-reps", "24").Minutes()-stated), 0.5, "the control")
+		})
+	}
+}
+
+// serverCatalog is what the server binary's -list-modes says, taken from
+// the registry it prints.
+func serverCatalog() plan.Catalog {
+	var b strings.Builder
+	for _, m := range server.Modes() {
+		b.WriteString(m.Name)
+		for _, wl := range server.Workloads() {
+			if m.Serves(wl) {
+				b.WriteString(" " + wl)
+			}
+		}
+		b.WriteString("\n")
+	}
+	ml := plan.ParseModeList(b.String())
+	return plan.Catalog{Base: ml, Under: map[string]plan.ModeList{}}
+}
