@@ -48,8 +48,10 @@ func fmtMs(ms float64) string {
 		return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
 	case ms >= 1:
 		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
-	default:
+	case ms >= 0.001 || ms == 0:
 		return strconv.FormatFloat(ms*1000, 'f', 1, 64) + "µs"
+	default: // below a microsecond (a lock's serial demand): 0.0µs would hide it
+		return strconv.FormatFloat(ms*1e6, 'f', 0, 64) + "ns"
 	}
 }
 

@@ -76,7 +76,7 @@ func (u Unit) Format(v float64) string {
 	case UnitMs:
 		return fmtMs(v)
 	case UnitUs:
-		return strconv.FormatFloat(v, 'f', 1, 64) + "µs"
+		return fmtMs(v / 1e3)
 	case UnitNs:
 		return fmtMs(v / 1e6)
 	case UnitShare:

@@ -146,7 +146,7 @@ func TestMarkdownStructure(t *testing.T) {
 		"| design | against | calls/s | p99 latency | server CPU per call |",
 		"| inputQ | mutex | −21% [",
 		"too few repetitions for a test (n=5 blocks)",
-		"p50=0.3µs p99=0.9µs p99.9=2.0µs max=50.0µs (n=10,100 a run)",
+		"p50=300ns p99=900ns p99.9=2.0µs max=50.0µs (n=10,100 a run)",
 		"## Every run",
 		"| 001-counter-go-mutex-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | 1,000 | 1.00ms | held | the server's CPU |",
 		"| " + runs[4].ID + " | 1 | server-bound | 95% | 50% | — | — | — | 5,100 | 10.00ms | FAILED | the server's CPU |",

@@ -166,7 +166,7 @@ func TestWhySentence(t *testing.T) {
 
 	spread := []namedDiff{{"a", 0.25}, {"b", 0.2}, {"c", 0.2}, {"d", 0.2}, {"e", 0.15}}
 	e = paired.Difference{N: 8, Mean: 1, Lo: -0.2, Hi: 2.2}
-	assert.Equal(t, "inputQ costs 1.0µs more per call than mutex (95% interval −0.2µs to +2.2µs, 8 blocks); "+
+	assert.Equal(t, "inputQ costs 1.0µs more per call than mutex (95% interval −200ns to +2.2µs, 8 blocks); "+
 		"its largest parts are a (25%) and b (20%), but the interval holds no difference at all.", whySentence(p, e, spread))
 
 	e = paired.Difference{N: 1, Mean: 1, Lo: math.Inf(-1), Hi: math.Inf(1)}
