@@ -107,8 +107,12 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 // page writes a seed's README into dir.
 func page(dir, name string, meta record.Meta, table, published string, out io.Writer) error {
 	s, _ := seeds.Lookup(name)
+	differ, err := os.ReadFile(filepath.Join(dir, seeds.DifferFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	path := filepath.Join(dir, "README.md")
-	if err := os.WriteFile(path, []byte(s.Page(meta, table, published)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(s.Page(meta, table, published, string(differ))), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "seeds: %s\n", path)

@@ -66,13 +66,19 @@ func Names() []string {
 	return out
 }
 
-// Placeholder ends every generated table: the sentence on how our figures
-// and the seed's differ, and why, is written by hand after the run.
+// Placeholder ends a generated table whose folder has no DifferFile yet:
+// the sentence on how our figures and the seed's differ, and why, is
+// written by hand after reading the run.
 const Placeholder = "**How the two differ, and why:** _(to be written after reading this run)_"
 
+// DifferFile, in a seed's folder, holds that hand-written sentence; a rerun
+// keeps it, since the page is generated and the file is not.
+const DifferFile = "differ.md"
+
 // Page is a seed's README: its title, what the seed was, the table, the
-// seed's published figures, and the placeholder.
-func (s Seed) Page(meta record.Meta, table, published string) string {
+// seed's published figures, and how the two differ (differ, or the
+// placeholder when it is empty).
+func (s Seed) Page(meta record.Meta, table, published, differ string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", s.Title)
 	fmt.Fprintf(&b, "The seed: %s.\n\n", s.Source)
@@ -88,7 +94,11 @@ func (s Seed) Page(meta record.Meta, table, published string) string {
 	b.WriteString("\n## The seed's published figures\n\n")
 	b.WriteString("Measured on the seed's machine, from its published page (quoted as published, not measured here):\n\n")
 	b.WriteString(published)
-	b.WriteString("\n" + Placeholder + "\n")
+	if differ = strings.TrimSpace(differ); differ != "" {
+		b.WriteString("\n**How the two differ, and why:** " + differ + "\n")
+	} else {
+		b.WriteString("\n" + Placeholder + "\n")
+	}
 	return b.String()
 }
 

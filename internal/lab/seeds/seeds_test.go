@@ -39,7 +39,7 @@ func TestLadderGolden(t *testing.T) {
 	table, err := Ladder(fixtureMeta, rs)
 	require.NoError(t, err)
 	s, _ := Lookup("ladder")
-	page := s.Page(fixtureMeta, table, LadderPublished())
+	page := s.Page(fixtureMeta, table, LadderPublished(), "")
 	golden(t, "ladder.md", page)
 	assert.Contains(t, page, "| iterations | 18000 3000.000000/s | 20000 3333.333333/s† |", "inputQ first, the median repetition, the load-bound mark")
 	assert.Contains(t, page, "| data_received | — | 12 GB 1.3 GB/s |", "a level one mode did not run")
@@ -63,7 +63,7 @@ func TestBankGolden(t *testing.T) {
 	table, err := Bank(fixtureMeta, rs)
 	require.NoError(t, err)
 	s, _ := Lookup("bank")
-	page := s.Page(fixtureMeta, table, BankPublished())
+	page := s.Page(fixtureMeta, table, BankPublished(), "")
 	golden(t, "bank.md", page)
 	assert.Contains(t, page, "| TransferMoney A | 500 | 2000.00† | 0.72 | 2.50 | 10.71 | 250.00 | 1666.67 |")
 	assert.Contains(t, page, "- b4: INVARIANT VIOLATED")
@@ -80,7 +80,7 @@ func TestRPCXGolden(t *testing.T) {
 	table, err := RPCX(fixtureMeta, rs)
 	require.NoError(t, err)
 	s, _ := Lookup("rpcx")
-	golden(t, "rpcx.md", s.Page(fixtureMeta, table, RPCXPublished()))
+	golden(t, "rpcx.md", s.Page(fixtureMeta, table, RPCXPublished(), ""))
 	assert.Contains(t, table, "| 5,000 | 0.72 | 0.69 | 10.71 | 0.18 | 2.50 | 8,333† | — | — | — | — | — | — |")
 	_, err = RPCX(fixtureMeta, nil)
 	assert.Error(t, err)
@@ -100,7 +100,7 @@ func TestBeforeAfterGolden(t *testing.T) {
 	got, err := BeforeAfter("before", before, "after", after)
 	require.NoError(t, err)
 	s, _ := Lookup("ngrinder")
-	golden(t, "ngrinder.md", s.Page(fixtureMeta, got, NGrinderPublished()))
+	golden(t, "ngrinder.md", s.Page(fixtureMeta, got, NGrinderPublished(), ""))
 	assert.Contains(t, got, "| TPS (calls/s, median of runs) | 2,200 | 4,000 | +82% |")
 	assert.Contains(t, got, "| peak TPS (most calls in one second, any run) | 2,500 | 4,100 | +64% |", "the partial last second left out")
 	assert.Contains(t, got, "| errors (unexpected answers, all runs) | 3 | 0 | -100% |")
@@ -187,5 +187,16 @@ func TestGoldenCatchesAChange(t *testing.T) {
 	table, err := RPCX(fixtureMeta, rs)
 	require.NoError(t, err)
 	s, _ := Lookup("rpcx")
-	assert.NotEqual(t, string(want), s.Page(fixtureMeta, table, RPCXPublished()))
+	assert.NotEqual(t, string(want), s.Page(fixtureMeta, table, RPCXPublished(), ""))
+}
+
+// TestPageDiffer: a hand-written sentence replaces the placeholder; without
+// one the placeholder stays (the control).
+func TestPageDiffer(t *testing.T) {
+	s, ok := Lookup("rpcx")
+	require.True(t, ok)
+	with := s.Page(fixtureMeta, "table\n", "published\n", "  ours is smaller.\n")
+	assert.Contains(t, with, "**How the two differ, and why:** ours is smaller.\n")
+	assert.NotContains(t, with, Placeholder)
+	assert.Contains(t, s.Page(fixtureMeta, "table\n", "published\n", ""), Placeholder)
 }
