@@ -53,7 +53,9 @@ func TestStatsSerialDemand(t *testing.T) {
 			assert.Positive(t, c.GetResources())
 			assert.Equal(t, uint32(1), c.GetSampleEvery())
 			for _, wl := range []string{"bank", "kv"} {
-				assert.Less(t, serial[wl].GetBusySeconds(), want/4, "%s: only GetStats' reads", wl)
+				// The busiest resource, not the sum: sixteen owners each still
+				// finishing the reset's commands add up on a loaded machine.
+				assert.Less(t, serial[wl].GetMaxBusySeconds(), want/4, "%s: only GetStats' reads and the reset's tail", wl)
 			}
 
 			after := scrape(t, web.URL+"/metrics")
