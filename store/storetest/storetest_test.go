@@ -197,11 +197,41 @@ func (m *rmw) Apply(add int64) (int64, error) {
 func newRMW() store.Machine[int64, int64] { return &rmw{} }
 func rmwGen(r *rand.Rand) int64           { return 1 + r.Int64N(3) }
 
-// unsynchronised calls Apply from every caller at once.
-type unsynchronised struct{ m store.Machine[int64, int64] }
+// unsynchronised calls Apply from every caller at once. With meet set, its
+// first two calls wait for each other before they apply, so that two Applies
+// overlap even where a loaded machine would run the callers one after the
+// other (rmw's Apply yields halfway, letting the second in).
+type unsynchronised struct {
+	m    store.Machine[int64, int64]
+	meet *meeting
+}
 
-func (u unsynchronised) Do(_ context.Context, c int64) (int64, error) { return u.m.Apply(c) }
-func (u unsynchronised) Close() error                                 { return nil }
+func (u unsynchronised) Do(_ context.Context, c int64) (int64, error) {
+	if u.meet != nil {
+		u.meet.wait()
+	}
+	return u.m.Apply(c)
+}
+func (u unsynchronised) Close() error { return nil }
+
+// meeting holds its first arrival until the second comes (or a second has
+// passed); later arrivals go straight through.
+type meeting struct {
+	n    atomic.Int32
+	both chan struct{}
+}
+
+func (m *meeting) wait() {
+	switch m.n.Add(1) {
+	case 1:
+		select {
+		case <-m.both:
+		case <-time.After(time.Second):
+		}
+	case 2:
+		close(m.both)
+	}
+}
 
 // behind answers each command from a shadow machine and applies it to the
 // real one during the next call (or Close): answers before applying. With
@@ -323,7 +353,7 @@ func TestControls(t *testing.T) {
 	defer close(leaked)
 	controls := []control{
 		{"unsynchronised wrapper", "linearizable", func(m store.Machine[int64, int64]) (store.Store[int64, int64], error) {
-			return unsynchronised{m}, nil
+			return unsynchronised{m: m, meet: &meeting{both: make(chan struct{})}}, nil
 		}, "Apply ran concurrently"},
 		{"answers before applying", "linearizable", newBehind(false), "the answer came before the command was applied"},
 		{"reorders two calls", "linearizable", newBehind(true), "after its call returned"},
@@ -372,7 +402,7 @@ func TestRaceControl(t *testing.T) {
 	if os.Getenv("STORETEST_RACE_CHILD") == "1" {
 		k := mustKit(t, func() store.Machine[int64, int64] { return &plainCounter{} }, rmwGen, Calls(4, 200))
 		err := k.checkRace(subject[int64, int64]{"unsynchronised", func(m store.Machine[int64, int64]) (store.Store[int64, int64], error) {
-			return unsynchronised{m}, nil
+			return unsynchronised{m: m}, nil
 		}}, 1)
 		require.NoError(t, err)
 		return
