@@ -32,6 +32,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/seeds"
+	"github.com/locklab/locklab/internal/summary"
 )
 
 // errUsage: the command line is wrong; exit 2, as flag does.
@@ -272,20 +273,25 @@ func ghzSummary(_ context.Context, fs *flag.FlagSet, args []string, out io.Write
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	f, err := os.Open(*in)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rep, err := ghz.ReadReport(f)
-	if err != nil {
-		return err
-	}
-	s, err := rep.Summary(call, *scenario, "ghz "+run.GhzVersion)
+	s, err := readGhzReport(*in, call, *scenario)
 	if err != nil {
 		return err
 	}
 	return s.WriteFile(*dst)
+}
+
+// readGhzReport reads ghz's JSON report at path as the driver-neutral summary.
+func readGhzReport(path string, call ghz.Call, scenario string) (*summary.Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rep, err := ghz.ReadReport(f)
+	if err != nil {
+		return nil, err
+	}
+	return rep.Summary(call, scenario, "ghz "+run.GhzVersion)
 }
 
 // ghzRun runs the pinned ghz on one case against a running server, as a
@@ -322,16 +328,7 @@ func ghzRun(ctx context.Context, fs *flag.FlagSet, args []string, out io.Writer)
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("ghz: %w", err)
 	}
-	f, err := os.Open(report)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rep, err := ghz.ReadReport(f)
-	if err != nil {
-		return err
-	}
-	s, err := rep.Summary(call, *scenario, "ghz "+run.GhzVersion)
+	s, err := readGhzReport(report, call, *scenario)
 	if err != nil {
 		return err
 	}

@@ -197,14 +197,8 @@ func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
 // RunCapacity runs the capacity study and writes its results directory:
 // every run's record, capacity.json, meta.json and the report.
 func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writer) error {
-	cat, err := Catalog(cfg.Server, cfg.Factors)
+	cfg, cat, err := prepare(cfg)
 	if err != nil {
-		return err
-	}
-	if cfg.AllModes {
-		cfg.Modes = cat.Base.Names()
-	}
-	if err := preflight(cfg, cat); err != nil {
 		return err
 	}
 	if len(cfg.Factors.Points()) != 1 {

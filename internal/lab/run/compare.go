@@ -26,14 +26,8 @@ var ErrRunsFailed = errors.New("some runs failed; see Problems in the report")
 // record as it finishes, then the report. Progress goes to out, warnings
 // about the plan to warn.
 func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
-	cat, err := Catalog(cfg.Server, cfg.Factors)
+	cfg, cat, err := prepare(cfg)
 	if err != nil {
-		return err
-	}
-	if cfg.AllModes {
-		cfg.Modes = cat.Base.Names()
-	}
-	if err := preflight(cfg, cat); err != nil {
 		return err
 	}
 	if cfg.Out == "" {
@@ -289,4 +283,18 @@ func preflight(cfg Config, cat plan.Catalog) error {
 		}
 	}
 	return nil
+}
+
+// prepare asks the server binary what it can run under every swept factor
+// value, expands -modes all from that answer, and checks the plan against
+// it and the machine before anything runs: the prologue of every study.
+func prepare(cfg Config) (Config, plan.Catalog, error) {
+	cat, err := Catalog(cfg.Server, cfg.Factors)
+	if err != nil {
+		return cfg, cat, err
+	}
+	if cfg.AllModes {
+		cfg.Modes = cat.Base.Names()
+	}
+	return cfg, cat, preflight(cfg, cat)
 }
