@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,28 +56,43 @@ func TestCompareEndToEnd(t *testing.T) {
 	cmd, err := parseFlags([]string{
 		"-driver", "go,k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
 		"-duration", "1s", "-warmup", "1s", "-reps", "1", "-seed", "7",
+		// Tests run beside each other: nothing is spoiled here (the
+		// gate's own test is in internal/lab/run).
+		"-max-foreign", "100%",
 		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
 	cmd.cfg.Command = "compare (test)"
-	first := paired.Order(7, 1, cmd.cfg.Modes)[0] // block 1's drawn order
+	// Block 1's drawn order of the arms: the modes and the A/A control's
+	// second mutex.
+	arm := paired.Order(7, 1, append(slices.Clone(cmd.cfg.Modes), "mutex"+plan.TwinSuffix))[0]
+	id := func(driver string, vus int) string {
+		mode, twin := strings.CutSuffix(arm, plan.TwinSuffix)
+		s := fmt.Sprintf("-counter-%s-%s-vus%d-rep1", driver, mode, vus)
+		if twin {
+			s += "-aa"
+		}
+		return s
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder
 	require.NoError(t, cmd.run(ctx, &progress, &progress), progress.String())
 
 	p := progress.String()
-	assert.Contains(t, p, "locklab compare: 15 runs")
-	assert.Contains(t, p, "warning: -reps 1: the report will hold", "one block is too few for any test")
-	assert.Contains(t, p, "[1/15] 001-counter-go-"+first+"-vus3-rep1")
-	assert.Contains(t, p, "[4/15] 004-counter-k6-"+first+"-vus3-rep1")
-	assert.Contains(t, p, "[7/15] 007-counter-h2load-"+first+"-vus4-rep1")
-	assert.Contains(t, p, "[15/15]")
+	assert.Contains(t, p, "locklab compare: 20 runs")
+	assert.Contains(t, p, "warning: -reps 1: the report will judge", "one block is too few for any verdict")
+	assert.Contains(t, p, "machine before the first block:")
+	assert.Contains(t, p, "[1/20] 001"+id("go", 3))
+	assert.Contains(t, p, "[5/20] 005"+id("k6", 3))
+	assert.Contains(t, p, "[9/20] 009"+id("h2load", 4))
+	assert.Contains(t, p, "[20/20]")
 	assert.Contains(t, p, "left")
+	assert.Contains(t, p, "gate: 0 of 5 block cells spoiled by foreign CPU and rerun, 0 dropped")
 
 	records, err := record.Load(out)
 	require.NoError(t, err)
-	require.Len(t, records, 15)
+	require.Len(t, records, 20)
 	for _, r := range records {
 		assert.Empty(t, r.Problems, r.ID)
 		assert.Equal(t, 0, r.ServerExit, r.ID)
@@ -112,7 +129,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	for _, want := range []string{"## counter · go driver", "## bank-B · go driver", "## counter · k6 driver", "## counter · h2load driver", "## bank-B · k6 driver",
-		"### counter · h2load · 4 callers", "mutex (1 runs)", "inputQ (1 runs)", "noop (1 runs)", "## Headline", "too few repetitions for a test (n=1 block)",
+		"### counter · h2load · 4 callers", "mutex (1 runs)", "inputQ (1 runs)", "noop (1 runs)", "## Headline", "too few blocks (n=1)", "| mutex (A/A) | mutex |",
 		" counter.increment |", " bank.transfer |", " bank.balance |", "runs by class"} {
 		assert.Contains(t, string(md), want)
 	}
@@ -126,6 +143,13 @@ func TestCompareEndToEnd(t *testing.T) {
 	require.NotNil(t, meta.Seed)
 	assert.Equal(t, 7, *meta.Seed, "meta.json records the seed")
 	assert.Equal(t, "mutex", meta.Baseline)
+	require.NotNil(t, meta.Gate, "meta.json records the gate")
+	assert.Equal(t, 1.0, meta.Gate.MaxForeign)
+	assert.Equal(t, "mutex", meta.Gate.Twin)
+	assert.Positive(t, meta.Gate.QuietSeconds, "the machine was watched before the first block")
+	for _, r := range records {
+		assert.GreaterOrEqual(t, r.Derived.Foreign, 0.0, "every run's foreign CPU is measured: %s", r.ID)
+	}
 }
 
 func TestPreflight(t *testing.T) {
@@ -167,7 +191,7 @@ func TestCompareFactorsEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
 		"-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
-		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1",
+		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1", "-aa=false", "-max-foreign", "100%",
 		"-server", server, "-load", loadBin, "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)

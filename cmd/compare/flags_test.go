@@ -47,6 +47,13 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-server-cpus", "1," + strconv.Itoa(runtime.NumCPU()+1), "-share-cpus"}, "needs CPU " + strconv.Itoa(runtime.NumCPU())},
 		{[]string{"-server-cpus", strconv.Itoa(runtime.NumCPU())}, "leaves the driver no CPU of its own"},
 		{[]string{"-server-cpus", "two"}, `-server-cpus: "two" is not a CPU count`},
+		{[]string{"-max-foreign", "much"}, `-max-foreign "much": want a percentage`},
+		{[]string{"-max-foreign", "0"}, "-max-foreign 0%: every run would be spoiled"},
+		{[]string{"-precision", "-1%"}, `-precision "-1%": want 0% to 50%`},
+		{[]string{"-margin", "0"}, "-margin 0%: no interval can lie within ±0%"},
+		{[]string{"-margin", "x%"}, `-margin "x%": want a percentage`},
+		{[]string{"-reruns", "-2"}, "-reruns -2: want 0..10"},
+		{[]string{"-precision", "2%", "-max-blocks", "3"}, "-max-blocks 3: want"},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		require.Error(t, err, tt.args)

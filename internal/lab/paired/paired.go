@@ -250,13 +250,16 @@ func Analyse(cs []Comparison, alpha float64) ([]Verdict, error) {
 		v := &vs[i]
 		v.AdjP = adj[i]
 		switch {
+		// A test that reached the level after Holm is a detection,
+		// whatever the Bonferroni bound below says: Holm's later steps
+		// ask less than α/m.
+		case v.AdjP <= alpha:
+			v.State = Detected
 		// Judged on the block count, not on the non-zero differences
 		// that happened to remain: whether the experiment could reach
 		// the level is a property of its design.
 		case v.MinP*float64(m) > alpha:
 			v.State = TooFew
-		case v.AdjP <= alpha:
-			v.State = Detected
 		case !v.Effect.Contains(1):
 			v.State = NotConfirmed
 		default:
@@ -306,27 +309,31 @@ func (v Verdict) String() string {
 }
 
 // pct formats a fraction as a signed percentage with a true minus sign: two
-// significant figures' worth, which is all a few blocks can support.
+// significant figures' worth, which is all a few blocks can support. Only
+// an exact zero prints as 0%: a bound a hair from no effect keeps its sign
+// and enough digits to show which side it is on (−0.045%).
 func pct(f float64) string {
-	s := pctAbs(math.Abs(f))
 	switch {
-	case s == "0.0%":
+	case f == 0:
 		return "0%"
 	case f < 0:
-		return "−" + s
+		return "−" + pctAbs(-f)
 	}
-	return "+" + s
+	return "+" + pctAbs(f)
 }
 
 func pctAbs(f float64) string {
-	if math.IsInf(f, 0) {
-		return "∞%"
-	}
+	f = math.Abs(f)
 	p := 100 * f
-	if p >= 9.95 {
+	switch {
+	case math.IsInf(p, 0):
+		return "∞%"
+	case p >= 9.95:
 		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+	case p >= 0.095 || p == 0:
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 	}
-	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	return strconv.FormatFloat(p, 'g', 2, 64) + "%"
 }
 
 func blocks(n int) string {

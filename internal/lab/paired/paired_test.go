@@ -1,6 +1,7 @@
 package paired
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -255,4 +256,60 @@ func TestFamilyWiseFalsePositiveRate(t *testing.T) {
 	t.Logf("family-wise false-positive rate: Holm %.3f, unadjusted %.3f", float64(anyAdjusted)/reports, float64(anyRaw)/reports)
 	assert.LessOrEqual(t, float64(anyAdjusted)/reports, alpha+0.02)
 	assert.Greater(t, float64(anyRaw)/reports, alpha+0.04, "the control: unadjusted, the family errs more often")
+}
+
+// TestAnalyseHolmBeforeTooFew: a comparison that Holm's later steps detect
+// is a detection, even where the Bonferroni bound on its own block count
+// (MinP·m > α) says no test could reach the level. Thirteen comparisons of
+// 12 blocks and one of 9, every ratio above 1: the nine-block one's p is
+// 2/2^9 ≈ 0.0039, adjusted at Holm's last step to itself. The control:
+// alone in a family of 14 equally small ones it is still too few.
+func TestAnalyseHolmBeforeTooFew(t *testing.T) {
+	up := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 1.1 + 0.01*float64(i)
+		}
+		return out
+	}
+	ones := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 1
+		}
+		return out
+	}
+	var cs []Comparison
+	for i := range 13 {
+		cs = append(cs, Comparison{Design: fmt.Sprint("d", i), Baseline: "b", Metric: "m", DesignValues: up(12), BaselineValues: ones(12)})
+	}
+	cs = append(cs, Comparison{Design: "nine", Baseline: "b", Metric: "m", DesignValues: up(9), BaselineValues: ones(9)})
+	vs, err := Analyse(cs, 0.05)
+	require.NoError(t, err)
+	last := vs[len(vs)-1]
+	require.Greater(t, MinP(9)*float64(len(cs)), 0.05, "the bound alone says too few")
+	assert.LessOrEqual(t, last.AdjP, 0.05)
+	assert.Equal(t, Detected, last.State)
+
+	var control []Comparison
+	for i := range 14 {
+		control = append(control, Comparison{Design: fmt.Sprint("d", i), Baseline: "b", Metric: "m", DesignValues: up(9), BaselineValues: ones(9)})
+	}
+	vs, err = Analyse(control, 0.05)
+	require.NoError(t, err)
+	assert.Equal(t, TooFew, vs[0].State)
+}
+
+// TestPctKeepsTheSign: a bound a hair from no effect prints with its sign
+// and enough digits ("−0.045%"), not as "0%" beside a detection; only an
+// exact zero prints as 0%.
+func TestPctKeepsTheSign(t *testing.T) {
+	for _, tt := range []struct {
+		f    float64
+		want string
+	}{
+		{-0.00045, "−0.045%"}, {0.00045, "+0.045%"}, {0, "0%"}, {-0.032, "−3.2%"}, {0.12, "+12%"}, {-0.001, "−0.1%"},
+	} {
+		assert.Equal(t, tt.want, pct(tt.f), "%v", tt.f)
+	}
 }

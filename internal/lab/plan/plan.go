@@ -29,6 +29,11 @@ type Config struct {
 	// Seed draws each block's order of the modes (paired.Order): the same
 	// seed lays out the same plan.
 	Seed int
+	// Twin is the mode run twice in every block, by two servers of its
+	// own, as the A/A control: the difference between two identical
+	// servers is what "no difference" means on the machine that day.
+	// Empty: no A/A control.
+	Twin string
 }
 
 // LevelsOf are the load levels a driver runs at.
@@ -53,6 +58,59 @@ type Spec struct {
 	// Rep is the repetition, 1-based: the run's block. Every mode of a
 	// group ran once in each block, so the analysis pairs runs by it.
 	Rep int `json:"rep"`
+	// Twin marks the second run of the A/A control's mode in its block
+	// (Config.Twin): the report keeps it apart as its own arm (Arm).
+	Twin bool `json:"twin,omitempty"`
+	// Attempt counts the times the run's block ran (0 and 1: the first):
+	// a block that the validity gate found spoiled runs again, and every
+	// attempt keeps its records.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// TwinSuffix ends the name of the A/A control's second arm.
+const TwinSuffix = " (A/A)"
+
+// Arm is what the analysis calls the run's mode: the mode, or for the A/A
+// control's second run the mode and TwinSuffix.
+func (s Spec) Arm() string {
+	if s.Twin {
+		return s.Mode + TwinSuffix
+	}
+	return s.Mode
+}
+
+// Cell names the runs that are compared with each other inside a block:
+// one workload, driver, combination of factors and level in one block.
+// The validity gate judges and reruns a block cell by cell.
+func (s Spec) Cell() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d|%d", s.Workload, s.Driver, s.Factors.Key(), s.Model, s.Level, s.Rep)
+}
+
+// Retry is the spec of the run's next attempt: the same run with its
+// attempt counted in its id.
+func (s Spec) Retry() Spec {
+	s.Attempt = max(s.Attempt, 1) + 1
+	s.ID = s.baseID() + fmt.Sprintf("-try%d", s.Attempt)
+	return s
+}
+
+// Renumbered is the spec at another place in the execution order, its id
+// following its index.
+func (s Spec) Renumbered(index int) Spec {
+	s.Index = index
+	s.ID = s.baseID()
+	if s.Attempt > 1 {
+		s.ID += fmt.Sprintf("-try%d", s.Attempt)
+	}
+	return s
+}
+
+func (s Spec) baseID() string {
+	id := fmt.Sprintf("%03d-%s-%s-%s-%s%d%s-rep%d", s.Index, s.Workload, s.Driver, s.Mode, LevelUnit(s.Model), s.Level, s.Factors.IDSuffix(), s.Rep)
+	if s.Twin {
+		id += "-aa"
+	}
+	return id
 }
 
 // WorkloadDef is the spec's workload.
@@ -83,8 +141,12 @@ type Serves func(driver string, wl Workload, model string) bool
 func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 	na := NACells(cfg, cat)
 	var specs []Spec
+	arms := slices.Clone(cfg.Modes)
+	if cfg.Twin != "" {
+		arms = append(arms, cfg.Twin+TwinSuffix)
+	}
 	for rep := 1; rep <= cfg.Reps; rep++ {
-		modes := paired.Order(cfg.Seed, rep, cfg.Modes)
+		modes := paired.Order(cfg.Seed, rep, arms)
 		for _, wl := range cfg.Workloads {
 			for _, drv := range cfg.Drivers {
 				if !serves(drv, wl, cfg.Model) {
@@ -98,13 +160,14 @@ func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 					}
 					seen[pt] = true
 					for _, level := range cfg.LevelsOf(drv) {
-						for _, mode := range modes {
+						for _, arm := range modes {
+							mode, twin := strings.CutSuffix(arm, TwinSuffix)
 							if _, ok := NAFor(na, wl.Name, mode, pt); ok {
 								continue
 							}
 							specs = append(specs, Spec{
 								Workload: wl.Name, Scenario: wl.Scenario, Driver: drv, Factors: pt, Mode: mode,
-								Model: cfg.Model, Level: level, Rep: rep,
+								Model: cfg.Model, Level: level, Rep: rep, Twin: twin,
 							})
 						}
 					}
@@ -115,7 +178,7 @@ func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 	for i := range specs {
 		s := &specs[i]
 		s.Index = i + 1
-		s.ID = fmt.Sprintf("%03d-%s-%s-%s-%s%d%s-rep%d", s.Index, s.Workload, s.Driver, s.Mode, LevelUnit(s.Model), s.Level, s.Factors.IDSuffix(), s.Rep)
+		s.ID = s.baseID()
 	}
 	return specs
 }

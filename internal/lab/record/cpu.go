@@ -99,6 +99,21 @@ func (u SetUsage) Busy() float64 {
 	return (u.User + u.Nice + u.System + u.IRQ + u.SoftIRQ) / u.Total()
 }
 
+// Foreign is the share of the set's time taken by anything but the lab's
+// own processes on it: labCPU is their CPU seconds over the same window
+// (the server's, and the driver's where it shared the set). What is left of
+// the set's busy time is other processes' (niced or not), interrupts and
+// softirq, and steal: time the lab's processes lost to something else. The
+// kernel counts both sides in 10 ms ticks, so a quiet run reads a few
+// percent either side of zero; a negative share is read as zero.
+func (u SetUsage) Foreign(labCPU float64) float64 {
+	if u.Total() <= 0 {
+		return 0
+	}
+	busy := u.User + u.Nice + u.System + u.IRQ + u.SoftIRQ + u.Steal
+	return max(0, busy-labCPU) / u.Total()
+}
+
 // StealShare is the share of the set's time the hypervisor took.
 func (u SetUsage) StealShare() float64 {
 	if u.Total() <= 0 {

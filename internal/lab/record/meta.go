@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
@@ -46,4 +47,49 @@ type Meta struct {
 	GitDirty      bool   `json:"git_dirty"`
 	Hostname      string `json:"hostname"`
 	MaxVUsOpen    int    `json:"max_vus_open,omitempty"`
+	// Gate is the validity rule the runner applied, fixed before the first
+	// run; nil in records written before there was one.
+	Gate *Gate `json:"gate,omitempty"`
+}
+
+// Gate is the validity rule of a comparison and what the runner saw of the
+// machine before it started: fixed before the data, so that the analysis
+// cannot choose which blocks count.
+type Gate struct {
+	// MaxForeign is the share of a run's CPUs that something other than
+	// the lab may take (Derived.Foreign): a run over it spoils its block's
+	// cell, which runs again up to Reruns more times (-max-foreign,
+	// -reruns). Every attempt keeps its records; the analysis uses clean
+	// attempts only.
+	MaxForeign float64 `json:"max_foreign"`
+	Reruns     int     `json:"reruns"`
+	// Margin is the equivalence margin (-margin): "no difference" is said
+	// only of an effect shown to lie within ±Margin.
+	Margin float64 `json:"margin"`
+	// Twin is the mode run twice in every block as the A/A control; empty:
+	// none.
+	Twin string `json:"twin,omitempty"`
+	// Precision is the half-width the primary intervals were to reach
+	// (-precision, 0: off); MaxBlocks bounds the blocks added for it, and
+	// Added is how many the second stage added.
+	Precision float64 `json:"precision,omitempty"`
+	MaxBlocks int     `json:"max_blocks,omitempty"`
+	Added     int     `json:"added_blocks,omitempty"`
+	// Quiet is the machine before the first block: each CPU set's busy
+	// share while nothing of the lab ran, over QuietSeconds.
+	QuietServer  float64 `json:"quiet_server_busy"`
+	QuietDriver  float64 `json:"quiet_driver_busy"`
+	QuietSeconds float64 `json:"quiet_seconds"`
+}
+
+// Spoils says why a run spoils its block's cell under the gate, or "" when
+// it is clean: something other than the lab took more of its CPUs than
+// the gate allows. A nil gate (records from before there was one) spoils
+// nothing.
+func (g *Gate) Spoils(r *Run) string {
+	if g == nil || g.MaxForeign <= 0 || r.Derived.Foreign <= g.MaxForeign {
+		return ""
+	}
+	return fmt.Sprintf("foreign CPU %.0f%% of its CPUs (server's %.0f%%, driver's %.0f%%) over %.0f%%",
+		100*r.Derived.Foreign, 100*r.Derived.ServerForeign, 100*r.Derived.DriverForeign, 100*g.MaxForeign)
 }

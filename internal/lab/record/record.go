@@ -95,6 +95,13 @@ type Derived struct {
 	Steal         float64 `json:"steal"`
 	// HighSteal flags a run with Steal ≥ NotableSteal.
 	HighSteal bool `json:"high_steal"`
+	// ServerForeign and DriverForeign are the shares of the two CPU sets
+	// that something other than the lab's processes took over the window
+	// (SetUsage.Foreign); Foreign is the larger. Zero where the sets were
+	// not sampled. The validity gate judges a run by Foreign.
+	ServerForeign float64 `json:"server_foreign"`
+	DriverForeign float64 `json:"driver_foreign"`
+	Foreign       float64 `json:"foreign"`
 	// Serial is the store's serial demand over the window; nil where the
 	// server reports none for the workload.
 	Serial *Serial `json:"serial,omitempty"`
@@ -141,8 +148,34 @@ func Derive(r *Run) (Derived, error) {
 	d.ServerSetBusy, d.DriverSetBusy = r.ServerSet.Busy(), r.DriverSet.Busy()
 	d.Steal = max(r.ServerSet.StealShare(), r.DriverSet.StealShare())
 	d.HighSteal = d.Steal >= NotableSteal
+	d.ServerForeign, d.DriverForeign = r.ServerSet.Foreign(r.labCPUOn(r.ServerSet)), r.DriverSet.Foreign(r.labCPUOn(r.DriverSet))
+	d.Foreign = max(d.ServerForeign, d.DriverForeign)
 	d.Serial = serialOf(r.WorkloadDef().Kind, st)
 	return d, nil
+}
+
+// labCPUOn is the CPU seconds the lab's processes spent on a set: a
+// process pinned to CPUs of the set, or not pinned at all (then it could
+// run anywhere, the set being the whole machine), is counted in full.
+func (r *Run) labCPUOn(set SetUsage) float64 {
+	on := func(p ProcUsage) bool {
+		if len(p.CPUs) == 0 || len(set.CPUs) == 0 {
+			return true
+		}
+		for _, c := range p.CPUs {
+			if slices.Contains(set.CPUs, c) {
+				return true
+			}
+		}
+		return false
+	}
+	var s float64
+	for _, p := range []ProcUsage{r.ServerProc, r.DriverProc} {
+		if on(p) {
+			s += p.CPUSeconds
+		}
+	}
+	return s
 }
 
 // Limit says what limited the run, as far as its CPU figures show: a

@@ -149,3 +149,60 @@ func TestDeriveSerial(t *testing.T) {
 	assert.InDelta(t, 1.5/1.5, d.ServerUtil, 1e-9)
 	assert.InDelta(t, 0.5/0.5, d.DriverUtil, 1e-9)
 }
+
+// TestForeign: the share of a run's CPU sets that the lab's own processes
+// did not use, each process counted on the set it was pinned to (or on
+// every set, unpinned). The control: the same sets with no other process
+// read (nearly) zero.
+func TestForeign(t *testing.T) {
+	// One second on CPU 0 (server) and CPU 1 (driver).
+	set := func(cpu int, busy float64) SetUsage {
+		return SetUsage{CPUs: []int{cpu}, User: busy, Idle: 1 - busy}
+	}
+	tests := []struct {
+		name           string
+		r              Run
+		server, driver float64
+	}{
+		{name: "another process on the server's CPU",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.6}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
+				ServerSet: set(0, 0.9), DriverSet: set(1, 0.5)},
+			server: 0.3, driver: 0},
+		{name: "control: only the lab",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.9}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
+				ServerSet: set(0, 0.9), DriverSet: set(1, 0.5)},
+			server: 0, driver: 0},
+		{name: "steal and interrupts are foreign",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.5}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
+				ServerSet: SetUsage{CPUs: []int{0}, User: 0.5, IRQ: 0.05, SoftIRQ: 0.05, Steal: 0.1, Idle: 0.3}, DriverSet: set(1, 0.5)},
+			server: 0.2, driver: 0},
+		{name: "a niced process is foreign",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.5}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
+				ServerSet: SetUsage{CPUs: []int{0}, User: 0.5, Nice: 0.25, Idle: 0.25}, DriverSet: set(1, 0.5)},
+			server: 0.25, driver: 0},
+		{name: "unpinned: both processes on the machine's set",
+			r: Run{ServerProc: ProcUsage{CPUSeconds: 0.8}, DriverProc: ProcUsage{CPUSeconds: 0.6},
+				ServerSet: SetUsage{User: 1.6, Idle: 0.4}, DriverSet: SetUsage{User: 1.6, Idle: 0.4}},
+			server: 0.1, driver: 0.1},
+		{name: "shared set: both processes on it",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.5}, DriverProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.4},
+				ServerSet: set(0, 0.95), DriverSet: set(0, 0.95)},
+			server: 0.05, driver: 0.05},
+		{name: "the kernel's ticks a little behind the process's: zero, not negative",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.92}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
+				ServerSet: set(0, 0.9), DriverSet: set(1, 0.5)},
+			server: 0, driver: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.r
+			assert.InDelta(t, tt.server, r.ServerSet.Foreign(r.labCPUOn(r.ServerSet)), 1e-9)
+			assert.InDelta(t, tt.driver, r.DriverSet.Foreign(r.labCPUOn(r.DriverSet)), 1e-9)
+		})
+	}
+	assert.Zero(t, SetUsage{}.Foreign(0), "an unsampled set has no share")
+	g := &Gate{MaxForeign: 0.1}
+	assert.NotEmpty(t, g.Spoils(&Run{Derived: Derived{Foreign: 0.11}}))
+	assert.Empty(t, g.Spoils(&Run{Derived: Derived{Foreign: 0.1}}), "at the limit is clean")
+	assert.Empty(t, (*Gate)(nil).Spoils(&Run{Derived: Derived{Foreign: 0.9}}), "records from before the gate are never spoiled")
+}

@@ -50,7 +50,7 @@ func Aggregate(runs []*record.Run) ([]*Group, error) {
 	index := map[string]*Group{}
 	var groups []*Group
 	for _, r := range runs {
-		g := &Group{Section: Section{Workload: r.Workload, Driver: r.Driver, Factors: r.Factors}, Level: r.Level, Mode: r.Mode}
+		g := &Group{Section: Section{Workload: r.Workload, Driver: r.Driver, Factors: r.Factors}, Level: r.Level, Mode: r.Arm()}
 		if have := index[g.key()]; have != nil {
 			g = have
 		} else {

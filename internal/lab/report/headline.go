@@ -5,11 +5,14 @@ import (
 	"math"
 	"strings"
 
+	"slices"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 )
@@ -41,8 +44,10 @@ type headlineRow struct {
 }
 
 // headlineRows are the headline's pairs: every cell's, but those of cells
-// with a load-bound run, whose figures may be the driver's.
-func (rep *Report) headlineRows() (rows []headlineRow, left []Cell) {
+// with a load-bound run, whose figures may be the driver's. primary rows
+// compare a design with the baseline; the others are calibrations (against
+// noop) and the A/A control.
+func (rep *Report) headlineRows() (primary, other []headlineRow, left []Cell) {
 	for _, c := range rep.cells() {
 		fs := rep.findings(c)
 		if len(fs) == 0 {
@@ -53,49 +58,55 @@ func (rep *Report) headlineRows() (rows []headlineRow, left []Cell) {
 			continue
 		}
 		for _, p := range pairsOf(fs) {
-			rows = append(rows, headlineRow{c, p})
+			if slices.ContainsFunc(fs, func(f Finding) bool { return f.Pair == p && f.IsPrimary() }) {
+				primary = append(primary, headlineRow{c, p})
+			} else {
+				other = append(other, headlineRow{c, p})
+			}
 		}
 	}
-	return rows, left
+	return primary, other, left
 }
 
-// headline is the top of the report: every design's effect against the
-// baseline and against noop, per cell, on every compared metric, and (in
-// HTML) a chart of those effects with their intervals.
+// headline is the top of the report: how busy the machine was and what the
+// gate did, the A/A floor, one sentence per group for the primaries, their
+// table, and the calibrations' estimates in a table of their own.
 func (rep *Report) headline(withCharts bool) []block {
-	out := []block{heading{2, "Headline"}}
+	out := []block{heading{2, "Headline"}, para(rep.gate.machine())}
 	if len(rep.Findings) == 0 {
 		return append(out, para(fmt.Sprintf("No comparison: no level ran two store-backed designs including the baseline (%s), "+
 			"or a store-backed design beside noop, in a common block.", rep.baseline())))
 	}
-	rows, left := rep.headlineRows()
+	if s := rep.aaFloor(); s != "" {
+		out = append(out, para(s))
+	}
+	primary, other, left := rep.headlineRows()
+	for _, c := range rep.cells() {
+		if s := rep.cellSentence(c, primary); s != "" {
+			out = append(out, para(s))
+		}
+	}
 	metrics := Compared()
-	header := []string{"group", "design", "against"}
+	var pm []*Metric
 	for _, m := range metrics {
-		header = append(header, m.Label)
-	}
-	t := table{header: header}
-	for _, r := range rows {
-		name := rep.cellName(r.cell)
-		if n := rep.notes[r.cell].steal; n > 0 {
-			name += fmt.Sprintf(" (%d runs with notable steal)", n)
+		if m.Primary {
+			pm = append(pm, m)
 		}
-		row := []string{name, r.pair.Design, r.pair.Against}
-		for _, m := range metrics {
-			if f, ok := rep.finding(r.cell, r.pair, m); ok {
-				row = append(row, f.Short())
-			} else {
-				row = append(row, "— (no block with both figures)")
-			}
-		}
-		t.rows = append(t.rows, row)
 	}
-	out = append(out, para(fmt.Sprintf("Each design's effect against the baseline (%s) and against noop: the geometric mean of the "+
-		"per-block ratios with its 95%% interval, the signed-rank test's p and its Holm-adjusted p_adj over all %d comparisons of "+
-		"this report (%s is a difference detected at family-wise level %s). The per-level detail is below.",
-		rep.baseline(), len(rep.Findings), "p_adj ≤ "+fmtAlpha(), fmtAlpha())))
-	if len(rows) > 0 {
-		out = append(out, t)
+	if len(primary) > 0 {
+		out = append(out, para(fmt.Sprintf("The primary comparisons, declared before the runs: each design against the baseline (%s) on %s, "+
+			"in every group, %d in all, tested together (Holm, family-wise level %s). Each effect is the trimmed mean of the per-block "+
+			"log ratios (Yuen's: a tenth of the blocks, at least one, set aside at each end), with its 95%% interval; a difference is claimed where the adjusted p is at most %s, and \"within ±%s\" only where "+
+			"the 90%% interval lies inside that margin (two one-sided tests); anything else is \"not shown\".",
+			rep.baseline(), labelsOf(pm), rep.primaryCount(), fmtAlpha(), fmtAlpha(), absPct(rep.margin()))))
+		out = append(out, rep.findingTable(primary, pm, true))
+	}
+	if len(other) > 0 || len(primary) > 0 {
+		out = append(out, heading{3, "Calibrations and estimates"},
+			para("Outside the confirmatory family, estimates only (95% intervals, no test): every design against noop, p99 latency against the baseline, "+
+				"and the A/A control. They say how far each design is from the harness's ceiling and how large a difference this machine shows "+
+				"between two identical servers."))
+		out = append(out, rep.findingTable(append(slices.Clone(primary), other...), metrics, false))
 	}
 	if len(left) > 0 {
 		var names []string
@@ -105,18 +116,146 @@ func (rep *Report) headline(withCharts bool) []block {
 		out = append(out, para("Left out of the headline, because the driver used nearly all its CPU in some of their runs and may "+
 			"have set the pace (their figures and verdicts are in the detail below): "+strings.Join(names, "; ")+"."))
 	}
-	if note := rep.powerNote(); note != "" {
-		out = append(out, para(note))
-	}
-	if withCharts && len(rows) > 0 {
+	if withCharts && len(primary)+len(other) > 0 {
 		for _, m := range metrics {
-			out = append(out, rep.effectChart(rows, m))
+			out = append(out, rep.effectChart(append(slices.Clone(primary), other...), m))
 		}
 	}
 	return out
 }
 
-// levelVerdicts are one level's paired verdicts, below its figures.
+// primaryCount is the size of the confirmatory family.
+func (rep *Report) primaryCount() int {
+	n := 0
+	for _, f := range rep.Findings {
+		if f.IsPrimary() {
+			n++
+		}
+	}
+	return n
+}
+
+func labelsOf(ms []*Metric) string {
+	var ls []string
+	for _, m := range ms {
+		ls = append(ls, m.Label)
+	}
+	return strings.Join(ls, " and ")
+}
+
+// findingTable is a table of rows × metrics; primaries only shows the
+// primaries' cells, otherwise the estimates (a primary's cell shows its
+// estimate there too only where it is not a primary).
+func (rep *Report) findingTable(rows []headlineRow, metrics []*Metric, primaries bool) table {
+	header := []string{"group", "design", "against"}
+	for _, m := range metrics {
+		header = append(header, m.Label)
+	}
+	t := table{header: header}
+	for _, r := range rows {
+		row := []string{rep.cellName(r.cell), r.pair.Design, r.pair.Against}
+		any := false
+		for _, m := range metrics {
+			f, ok := rep.finding(r.cell, r.pair, m)
+			switch {
+			case !ok:
+				row = append(row, "— (no block with both figures)")
+			case f.IsPrimary() != primaries:
+				row = append(row, "(primary: above)")
+			default:
+				row = append(row, f.Short())
+				any = true
+			}
+		}
+		if any {
+			t.rows = append(t.rows, row)
+		}
+	}
+	return t
+}
+
+// aaFloor is the A/A control's sentence: how far apart two identical
+// servers came out on each compared metric, the widest across the groups.
+func (rep *Report) aaFloor() string {
+	twin := rep.baseline() + plan.TwinSuffix
+	var parts []string
+	for _, m := range Compared() {
+		widest, n := 0.0, 0
+		var at Finding
+		for _, f := range rep.Findings {
+			if f.Pair.Design != twin || f.Metric != m || f.Est.N == 0 {
+				continue
+			}
+			n++
+			if w := max(f.Est.Hi-1, 1-f.Est.Lo); w > widest {
+				widest, at = w, f
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s within ±%s (widest in %s: %s)", m.Label, absPct(widest), rep.cellName(at.Cell), at.Short()))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The noise floor: an A/A control ran %s twice in every block, as two servers; the two came out %s. "+
+		"A difference inside these bounds is what two identical servers show on this machine today.", rep.baseline(), strings.Join(parts, "; "))
+}
+
+// cellSentence is a group's primaries in one plain sentence, or its
+// withheld verdict; "" for a group with no primary in the headline.
+func (rep *Report) cellSentence(c Cell, rows []headlineRow) string {
+	var parts []string
+	for _, r := range rows {
+		if r.cell != c {
+			continue
+		}
+		var ms []string
+		withheld := ""
+		for _, m := range Compared() {
+			f, ok := rep.finding(c, r.pair, m)
+			if !ok || !f.IsPrimary() {
+				continue
+			}
+			if f.Withheld != "" {
+				withheld = f.Withheld
+				break
+			}
+			ms = append(ms, primaryPhrase(f))
+		}
+		if withheld != "" {
+			parts = append(parts, fmt.Sprintf("%s against %s: verdict withheld, %s", r.pair.Design, r.pair.Against, withheld))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s against %s: %s", r.pair.Design, r.pair.Against, strings.Join(ms, "; ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**%s** — %s.", rep.cellName(c), strings.Join(parts, ". "))
+}
+
+// primaryPhrase says one primary in words: which way and by how much,
+// with its interval, or that it lies within the margin, or neither.
+func primaryPhrase(f Finding) string {
+	p := f.Primary
+	switch p.Outcome {
+	case paired.OutcomeDetected:
+		lo, hi := math.Abs(p.Lo-1), math.Abs(p.Hi-1)
+		dir := "higher"
+		if p.Ratio < 1 {
+			dir = "lower"
+		}
+		return fmt.Sprintf("%s %s [%s, %s] %s (p_adj=%s)", f.Metric.Label, absPct(math.Abs(p.Ratio-1)), absPct(min(lo, hi)), absPct(max(lo, hi)), dir, fmtP(p.AdjP))
+	case paired.OutcomeEquivalent:
+		return fmt.Sprintf("%s the same within ±%s (%s [%s, %s])", f.Metric.Label, absPct(p.Margin), signedPct(p.Ratio-1), signedPct(p.EqLo-1), signedPct(p.EqHi-1))
+	case paired.OutcomeTooFew:
+		return fmt.Sprintf("%s: too few blocks for a verdict (n=%d)", f.Metric.Label, p.N)
+	}
+	return fmt.Sprintf("%s neither shown to differ nor shown within ±%s (%s [%s, %s])", f.Metric.Label, absPct(p.Margin), signedPct(p.Ratio-1), signedPct(p.Lo-1), signedPct(p.Hi-1))
+}
+
+// levelVerdicts are one level's paired comparisons, below its figures.
 func (rep *Report) levelVerdicts(c Cell) []block {
 	fs := rep.findings(c)
 	if len(fs) == 0 {
@@ -146,6 +285,9 @@ func (rep *Report) levelVerdicts(c Cell) []block {
 	}
 	if n := rep.notes[c].steal; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d of its runs had notable steal (≥ %.0f%% of their CPUs): the host's other guests took time from them", n, record.NotableSteal*100))
+	}
+	if rep.gate.rule != nil {
+		notes = append(notes, fmt.Sprintf("%d of its %d blocks were clean", rep.gate.clean[c], rep.gate.planned[c]))
 	}
 	if len(notes) > 0 {
 		out = append(out, para(strings.Join(notes, "; ")+"."))
@@ -177,11 +319,11 @@ func (rep *Report) effectChart(rows []headlineRow, m *Metric) block {
 		if !ok {
 			continue
 		}
-		x := 100 * (f.Effect.GeoMean - 1)
-		l, h := 0.0, 0.0
-		if !math.IsInf(f.Effect.Hi, 1) { // one block: no interval to draw
-			l, h = x-100*(f.Effect.Lo-1), 100*(f.Effect.Hi-1)-x
+		if f.Est.N == 0 || f.Withheld != "" {
+			continue // no interval to draw
 		}
+		x := 100 * (f.Est.Ratio - 1)
+		l, h := x-100*(f.Est.Lo-1), 100*(f.Est.Hi-1)-x
 		pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: float64(y)})
 		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{l, h})
 		lo, hi = min(lo, x-l), max(hi, x+h)

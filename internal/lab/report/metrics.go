@@ -48,6 +48,11 @@ type Metric struct {
 	// compared on, in every group, with a paired test (Compared): fixed in
 	// advance, so that no run's class can switch what a verdict judges.
 	Compare bool
+	// Primary makes a compared metric one of the confirmatory family:
+	// every design against the baseline on it, in every group, tested
+	// together (Holm) and judged against the equivalence margin. The other
+	// compared metrics, and every comparison with noop, are estimates.
+	Primary bool
 
 	op string // a family member's op
 }
@@ -153,6 +158,9 @@ var Catalogue = append([]*Metric{
 	{Key: "steal", Label: "steal (of the run's CPUs)", Unit: UnitShare, Better: Lower, Block: BlockCPU, Worst: true, HideEmpty: true,
 		Applies: func(r *record.Run) bool { return r.ServerSet.Sampled() || r.DriverSet.Sampled() },
 		Read:    func(r *record.Run) (float64, error) { return r.Derived.Steal, nil }},
+	{Key: "foreign", Label: "foreign CPU (of the run's CPUs; the gate's figure)", Unit: UnitShare, Better: Lower, Block: BlockCPU, Worst: true, HideEmpty: true,
+		Applies: func(r *record.Run) bool { return r.ServerSet.Sampled() || r.DriverSet.Sampled() },
+		Read:    func(r *record.Run) (float64, error) { return r.Derived.Foreign, nil }},
 	{Key: "server_rss_mib", Label: "server memory (RSS)", Unit: UnitMiB, Better: Lower, Block: BlockCPU, SkipZero: true,
 		Read: stat(func(st *stats) float64 { return float64(st.GetRssBytes()) / (1 << 20) })},
 	// The store latency per op: the families' rows are one row per op in
@@ -191,11 +199,11 @@ var Catalogue = append([]*Metric{
 // flag's, not these names'.
 var (
 	mCallsPerSec = &Metric{Key: "calls_per_s", Label: "calls/s", Unit: UnitRate, Better: Higher, Block: BlockResult,
-		Read: func(r *record.Run) (float64, error) { return r.Derived.CallsPerSec, nil }, Chart: "throughput", Diff: "calls/s", Compare: true}
+		Read: func(r *record.Run) (float64, error) { return r.Derived.CallsPerSec, nil }, Chart: "throughput", Diff: "calls/s", Compare: true, Primary: true}
 	mP99 = &Metric{Key: "latency_ms.p99", Label: "p99 latency", Unit: UnitMs, Better: Lower, Block: BlockResult, SkipZero: true,
 		Read: result(func(r *record.Run) float64 { return r.Result.LatencyMs.P99 }), Chart: "p99 latency", Diff: "p99", Compare: true}
 	mServerCPUPerCall = &Metric{Key: "server_cpu_us_per_call", Label: "server CPU per call", Unit: UnitUs, Better: Lower,
-		Block: BlockCPU, SkipZero: true, Chart: "server CPU per call (µs)", Compare: true,
+		Block: BlockCPU, SkipZero: true, Chart: "server CPU per call (µs)", Compare: true, Primary: true,
 		Read: func(r *record.Run) (float64, error) { return r.Derived.ServerCPUPerCallUs, nil }}
 )
 

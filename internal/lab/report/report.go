@@ -48,20 +48,24 @@ func (toc) isBlock()     {}
 type Report struct {
 	Meta   record.Meta `json:"meta"`
 	Groups []*Group    `json:"groups"`
-	// Findings are the paired verdicts: every pair of every group on
-	// every compared metric, one Holm family.
+	// Findings are the paired comparisons: every pair of every group on
+	// every compared metric; the primaries among them one Holm family.
 	Findings []Finding `json:"-"`
 
 	notes map[Cell]cellNotes
+	// gate is what the validity gate kept; all every run, spoiled or not.
+	gate gateView
+	all  []*record.Run
 }
 
 // New builds the report of a comparison from its runs.
 func New(meta record.Meta, runs []*record.Run) (*Report, error) {
-	groups, err := Aggregate(runs)
+	kept, gate := applyGate(meta, runs)
+	groups, err := Aggregate(kept)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Meta: meta, Groups: groups}
+	rep := &Report{Meta: meta, Groups: groups, gate: gate, all: runs}
 	if err := rep.analyse(); err != nil {
 		return nil, err
 	}
@@ -112,27 +116,38 @@ func (rep *Report) levelName(level int) string {
 func (rep *Report) howToRead() string {
 	return fmt.Sprintf("How to read: each repetition is a block, in which every mode ran once, in an order drawn afresh for the block; "+
 		"a design is compared with the baseline (%s) and with `noop` block by block, on the ratio of its figure to theirs, so that "+
-		"whatever moved a whole block (the machine's drift) cancels out. The effect is the geometric mean of those ratios "+
-		"(−12%% calls/s: 12%% fewer), `[lo, hi]` its 95%% confidence interval (a t interval on the log ratios), p the two-sided "+
-		"Wilcoxon signed-rank test's (exact), and p_adj that p adjusted by Holm's method over every comparison in the report, so "+
-		"that the chance of any false \"difference detected\" among them all stays at %s. Every pair is compared on the same three "+
-		"figures, %s, whatever limited its runs. \"no difference detected\" (the interval contains no effect) is not \"equal\": "+
-		"the cell says how close the interval pins the effect (within ±x%%). \"not confirmed after adjustment\" means the interval "+
-		"excludes no effect but the test does not hold once adjusted for every comparison of the report: a lead, not a finding. "+
-		"\"too few repetitions for a test\" means that even with every block's ratio on the same side of 1 the test could "+
-		"not reach %s after the adjustment. "+
+		"whatever moved a whole block (the machine's drift) cancels out. The effect is the trimmed mean of those ratios' logarithms "+
+		"(Yuen's: the most extreme tenth of the blocks, at least one, set aside at each end; −12%% calls/s: 12%% fewer), `[lo, hi]` its "+
+		"95%% confidence interval, so that one block out of line can neither make nor veto an effect. Only the primaries — each design against the baseline "+
+		"on %s — are tested, together, with Holm's adjustment (family-wise level %s); \"the same within ±x%%\" is said only where "+
+		"the 90%% interval lies inside the margin fixed before the run (two one-sided tests), and anything else is \"not shown\". "+
+		"The comparisons with noop, p99 latency and the A/A control (the baseline run twice in a block, by two servers) are estimates "+
+		"with intervals, not tests. Every pair is compared on the same figures, %s, whatever limited its runs. "+
+		"The validity gate judges every run by its foreign CPU: the share of its CPUs that something other than the lab's server and "+
+		"driver took over the measured window (/proc/stat's busy time, steal included, less the two processes' own CPU); a run over "+
+		"the gate's limit spoils its block's cell, which runs again, and only clean cells are analysed. "+
 		"Each run is classed by the CPU use of the server and of the driver over the measured window, each as a share of its own CPUs: "+
 		"*server-bound* (server ≥ %.0f%%, driver < %.0f%%), *load-bound* (driver ≥ %.0f%%: the driver may have set the pace) or *neither* "+
 		"(what limited it is said only where the CPU figures show it). A group with a load-bound run keeps its figures below but "+
-		"leaves the headline. The CPU sets' own time (/proc/stat: interrupts, other processes, steal) is shown beside the processes'; "+
-		"a run with steal ≥ %.0f%% of its CPUs is flagged. "+
-		"In the per-level tables every figure is the median over a group's repetitions with its 95%% interval `[lo–hi]` "+
+		"leaves the headline. A run with steal ≥ %.0f%% of its CPUs is flagged. "+
+		"In the per-level tables every figure is the median over a group's clean repetitions with its 95%% interval `[lo–hi]` "+
 		"(golang.org/x/perf's benchmath, at least 6 runs) or the runs' range `(min–max)`. `noop` answers without touching any store: "+
 		"the harness's ceiling. n/a marks a mode that does not serve a workload or a durability. Latency curves merge the repetitions' "+
 		"HDR histograms (or take the median of each percentile). Every figure comes from the raw files in `runs/`; `figures.json` "+
 		"names the runs behind each one.",
-		rep.baseline(), fmtAlpha(), comparedLabels(), fmtAlpha(),
+		rep.baseline(), primaryLabels(), fmtAlpha(), comparedLabels(),
 		record.ServerBusy*100, record.DriverBusy*100, record.DriverBusy*100, record.NotableSteal*100)
+}
+
+// primaryLabels names the primary metrics in a sentence.
+func primaryLabels() string {
+	var ms []*Metric
+	for _, m := range Compared() {
+		if m.Primary {
+			ms = append(ms, m)
+		}
+	}
+	return labelsOf(ms)
 }
 
 // comparedLabels names the compared metrics in a sentence.
@@ -177,6 +192,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 	}
 	out = append(out, rep.headline(withCharts)...)
 	out = append(out, para(rep.howToRead()), toc{})
+	out = append(out, rep.gate.spoiledTable()...)
 	if bad := rep.problems(); len(bad) > 0 {
 		out = append(out, heading{2, "Problems"}, para("These runs broke an invariant or failed; their figures are still in the tables."))
 		out = append(out, table{header: []string{"run", "problem"}, rows: bad})
@@ -218,12 +234,9 @@ func (rep *Report) blocks(withCharts bool) []block {
 
 // runsTable lists every run with its class.
 func (rep *Report) runsTable() table {
-	var runs []*record.Run
-	for _, g := range rep.Groups {
-		runs = append(runs, g.records...)
-	}
-	slices.SortFunc(runs, func(a, b *record.Run) int { return a.Index - b.Index })
-	t := table{header: []string{"run", "block", "class", "server CPU", "driver CPU", "server's CPUs busy", "driver's CPUs busy", "steal",
+	runs := slices.Clone(rep.all)
+	slices.SortStableFunc(runs, func(a, b *record.Run) int { return cmp.Or(a.Index-b.Index, attemptOf(a)-attemptOf(b)) })
+	t := table{header: []string{"run", "block", "class", "server CPU", "driver CPU", "server's CPUs busy", "driver's CPUs busy", "steal", "foreign",
 		mCallsPerSec.Label, mP99.Label, "invariants", "what limited it"}}
 	for _, r := range runs {
 		inv := "held"
@@ -247,10 +260,23 @@ func (rep *Report) runsTable() table {
 			}
 		}
 		t.rows = append(t.rows, []string{r.ID, strconv.Itoa(r.Rep), string(r.Derived.Class), UnitShare.Format(r.Derived.ServerUtil), UnitShare.Format(r.Derived.DriverUtil),
-			set(r.ServerSet, r.Derived.ServerSetBusy), set(r.DriverSet, r.Derived.DriverSetBusy), steal,
+			set(r.ServerSet, r.Derived.ServerSetBusy), set(r.DriverSet, r.Derived.DriverSetBusy), steal, foreign(rep.Meta.Gate, r),
 			fmtNum(r.Derived.CallsPerSec), fmtMs(r.Result.LatencyMs.P99), inv, cmp.Or(r.Limit(), "not shown by its CPU figures")})
 	}
 	return t
+}
+
+// foreign is a run's foreign CPU for the list of runs, and whether the
+// gate spoiled it.
+func foreign(g *record.Gate, r *record.Run) string {
+	if !r.ServerSet.Sampled() && !r.DriverSet.Sampled() {
+		return "—"
+	}
+	s := UnitShare.Format(r.Derived.Foreign)
+	if g.Spoils(r) != "" {
+		s += " (spoiled)"
+	}
+	return s
 }
 
 func h2loadLevelsNote(m record.Meta) string {

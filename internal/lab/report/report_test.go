@@ -145,12 +145,12 @@ func TestMarkdownStructure(t *testing.T) {
 		"FAILED in 1 of 5 runs",
 		"| design | against | calls/s | p99 latency | server CPU per call |",
 		"| inputQ | mutex | −21% [",
-		"too few repetitions for a test (n=5 blocks)",
+		"| inputQ | mutex | too few blocks (n=4) |",
 		"p50=300ns p99=900ns p99.9=2.0µs max=50.0µs (n=10,100 a run)",
 		"## Every run",
-		"| 001-counter-go-mutex-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | 1,000 | 1.00ms | held | the server's CPU |",
-		"| " + runs[4].ID + " | 1 | server-bound | 95% | 50% | — | — | — | 5,100 | 10.00ms | FAILED | the server's CPU |",
-		"| 003-counter-go-noop-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | 2,000 | 1.00ms | n/a | the server's CPU |",
+		"| 001-counter-go-mutex-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | — | 1,000 | 1.00ms | held | the server's CPU |",
+		"| " + runs[4].ID + " | 1 | server-bound | 95% | 50% | — | — | — | — | 5,100 | 10.00ms | FAILED | the server's CPU |",
+		"| 003-counter-go-noop-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | — | 2,000 | 1.00ms | n/a | the server's CPU |",
 	} {
 		assert.Contains(t, md, want)
 	}

@@ -68,10 +68,9 @@ func Compared() []*Metric {
 	return out
 }
 
-// Family is how many tests the report of these runs will hold: for every
-// group of the plan (workload, driver, factors, level), its pairs times the
-// compared metrics. The runner warns, before the first run, when its
-// repetitions are too few for any of them to reach Alpha after Holm.
+// Family is how many primaries the report of these runs will judge
+// together: for every group of the plan (workload, driver, factors,
+// level), its designs against the baseline times the primary metrics.
 func Family(specs []plan.Spec, baseline string) int {
 	type cell struct {
 		wl, drv, pt string
@@ -90,9 +89,19 @@ func Family(specs []plan.Spec, baseline string) int {
 	}
 	n := 0
 	for _, c := range order {
-		n += len(Pairs(modes[c], baseline, func(m string) bool { return m != Noop }))
+		for _, p := range Pairs(modes[c], baseline, func(m string) bool { return m != Noop }) {
+			if p.Against == baseline {
+				n++
+			}
+		}
 	}
-	return n * len(Compared())
+	primaries := 0
+	for _, m := range Compared() {
+		if m.Primary {
+			primaries++
+		}
+	}
+	return n * primaries
 }
 
 // Cell is one group of the report: a section at one level, every mode.
@@ -101,11 +110,36 @@ type Cell struct {
 	Level int
 }
 
-// Finding is one paired verdict of the report.
+// Finding is one paired comparison of the report: a primary, judged in
+// the confirmatory family, or an estimate with its interval.
 type Finding struct {
 	Cell
-	paired.Verdict
+	Pair
 	Metric *Metric
+	// Est is the effect: Yuen's 20% trimmed mean of the per-block log
+	// ratios with its 95% interval; N is 0 where too few blocks paired.
+	Est paired.Robust
+	// Primary is the confirmatory verdict; nil for an estimate.
+	Primary *paired.Primary
+	// Withheld says why the cell's verdicts are withheld ("too noisy: …"),
+	// or is empty.
+	Withheld string
+}
+
+// IsPrimary reports whether the finding is one of the confirmatory family.
+func (f Finding) IsPrimary() bool { return f.Primary != nil }
+
+// Short renders the finding for a table cell.
+func (f Finding) Short() string {
+	switch {
+	case f.Withheld != "":
+		return "withheld: " + f.Withheld
+	case f.Primary != nil:
+		return f.Primary.Short()
+	case f.Est.N == 0:
+		return "— (too few blocks for an interval)"
+	}
+	return fmt.Sprintf("%s [%s, %s]", signedPct(f.Est.Ratio-1), signedPct(f.Est.Lo-1), signedPct(f.Est.Hi-1))
 }
 
 // cellNotes is what the report says of a cell's runs beside its verdicts.
@@ -117,22 +151,36 @@ type cellNotes struct {
 	steal int
 }
 
-// analyse pairs every cell's runs by block and judges every comparison of
-// the report as one family.
+// isPrimary says whether a pair on a metric belongs to the confirmatory
+// family: a design against the baseline on a Primary metric.
+func (rep *Report) isPrimary(p Pair, m *Metric) bool {
+	return m.Primary && p.Against == rep.baseline() && !strings.HasSuffix(p.Design, plan.TwinSuffix)
+}
+
+// analyse pairs every cell's runs by block: the primaries are judged as
+// one family (paired.Confirm), everything else is estimated
+// (paired.Estimates), and the A/A control, where it ran, is estimated on
+// every compared metric.
 func (rep *Report) analyse() error {
 	rep.notes = map[Cell]cellNotes{}
-	var cs []paired.Comparison
-	var where []Finding
+	type pending struct {
+		f      Finding
+		c      paired.Comparison
+		enough bool
+	}
+	var all []pending
 	for _, c := range rep.cells() {
 		var modes []string
 		backed := map[string]bool{}
 		notes := cellNotes{}
-		for _, mode := range rep.Meta.Modes {
+		for _, mode := range rep.arms() {
 			g := rep.group(c.Section, c.Level, mode)
 			if g == nil {
 				continue
 			}
-			modes = append(modes, mode)
+			if !strings.HasSuffix(mode, plan.TwinSuffix) {
+				modes = append(modes, mode)
+			}
 			backed[mode] = g.StoreBacked
 			for _, r := range g.records {
 				if r.Derived.Class == record.ClassLoadBound {
@@ -144,33 +192,104 @@ func (rep *Report) analyse() error {
 			}
 		}
 		rep.notes[c] = notes
-		for _, p := range Pairs(modes, rep.baseline(), func(m string) bool { return backed[m] }) {
+		pairs := Pairs(modes, rep.baseline(), func(m string) bool { return backed[m] })
+		if twin := rep.baseline() + plan.TwinSuffix; rep.group(c.Section, c.Level, twin) != nil && backed[rep.baseline()] {
+			pairs = append(pairs, Pair{twin, rep.baseline()})
+		}
+		withheld := rep.gate.withheld(c, paired.MinBlocksRobust)
+		for _, p := range pairs {
 			d, a := rep.group(c.Section, c.Level, p.Design), rep.group(c.Section, c.Level, p.Against)
 			for _, m := range Compared() {
 				dv, av, err := blockValues(d, a, m)
 				if err != nil {
 					return err
 				}
-				if len(dv) == 0 {
-					continue // no block with both: nothing to pair
+				f := Finding{Cell: c, Pair: p, Metric: m}
+				if rep.isPrimary(p, m) {
+					f.Withheld = withheld
 				}
-				cs = append(cs, paired.Comparison{Design: p.Design, Baseline: p.Against, Metric: m.Label, DesignValues: dv, BaselineValues: av})
-				where = append(where, Finding{Cell: c, Metric: m})
+				all = append(all, pending{f: f, enough: len(dv) >= 3,
+					c: paired.Comparison{Design: p.Design, Baseline: p.Against, Metric: m.Label, DesignValues: dv, BaselineValues: av}})
 			}
 		}
 	}
-	if len(cs) == 0 {
-		return nil
+	// The family is every primary the plan declared, withheld or not:
+	// one with too few clean blocks counts as untested (p = 1) rather than
+	// leaving the family smaller after the data.
+	var prim, est []int
+	for i, p := range all {
+		if rep.isPrimary(p.f.Pair, p.f.Metric) {
+			prim = append(prim, i)
+		} else if p.enough {
+			est = append(est, i)
+		}
 	}
-	vs, err := paired.Analyse(cs, Alpha)
-	if err != nil {
-		return err
+	if len(prim) > 0 {
+		var cs []paired.Comparison
+		for _, i := range prim {
+			cs = append(cs, all[i].c)
+		}
+		ps, err := paired.Confirm(cs, Alpha, rep.margin())
+		if err != nil {
+			return err
+		}
+		for k, i := range prim {
+			p := ps[k]
+			all[i].f.Primary, all[i].f.Est = &p, p.Robust
+		}
 	}
-	for i := range vs {
-		where[i].Verdict = vs[i]
+	if len(est) > 0 {
+		var cs []paired.Comparison
+		for _, i := range est {
+			cs = append(cs, all[i].c)
+		}
+		rs, err := paired.Estimates(cs, Alpha)
+		if err != nil {
+			return err
+		}
+		for k, i := range est {
+			all[i].f.Est = rs[k]
+		}
 	}
-	rep.Findings = where
+	rep.Findings = nil
+	for _, p := range all {
+		rep.Findings = append(rep.Findings, p.f)
+	}
 	return nil
+}
+
+// margin is the equivalence margin of the report's primaries.
+func (rep *Report) margin() float64 {
+	if rep.Meta.Gate != nil && rep.Meta.Gate.Margin > 0 {
+		return rep.Meta.Gate.Margin
+	}
+	return DefaultMargin
+}
+
+// DefaultMargin is the equivalence margin of records from before it could
+// be chosen.
+const DefaultMargin = 0.03
+
+// arms are the modes the report groups runs by: the plan's modes, and the
+// A/A control's second arm where it ran.
+func (rep *Report) arms() []string {
+	out := slices.Clone(rep.Meta.Modes)
+	if g := rep.Meta.Gate; g != nil && g.Twin != "" {
+		out = append(out, g.Twin+plan.TwinSuffix)
+	}
+	return out
+}
+
+// WidestPrimary is the largest half-width of the primaries' intervals
+// (paired.Robust.HalfWidth), the figure -precision sizes the plan by;
+// ok is false when no primary has an interval.
+func (rep *Report) WidestPrimary() (hw float64, ok bool) {
+	for _, f := range rep.Findings {
+		if f.Primary != nil && f.Est.N >= paired.MinBlocksRobust {
+			hw, ok = max(hw, f.Est.HalfWidth()), true
+		}
+	}
+	return hw, ok
 }
 
 // blockValues are a metric's values of two groups, paired by block (the
@@ -246,7 +365,7 @@ func (rep *Report) findings(c Cell) []Finding {
 // finding is one cell's verdict of design against another on m.
 func (rep *Report) finding(c Cell, p Pair, m *Metric) (Finding, bool) {
 	for _, f := range rep.Findings {
-		if f.Cell == c && f.Design == p.Design && f.Baseline == p.Against && f.Metric == m {
+		if f.Cell == c && f.Pair == p && f.Metric == m {
 			return f, true
 		}
 	}
@@ -257,33 +376,11 @@ func (rep *Report) finding(c Cell, p Pair, m *Metric) (Finding, bool) {
 func pairsOf(fs []Finding) []Pair {
 	var out []Pair
 	for _, f := range fs {
-		if p := (Pair{f.Design, f.Baseline}); !slices.Contains(out, p) {
-			out = append(out, p)
+		if !slices.Contains(out, f.Pair) {
+			out = append(out, f.Pair)
 		}
 	}
 	return out
-}
-
-// powerNote says, when any comparison had too few blocks for a test, how
-// many this report's family needs; "" when every one could reach Alpha.
-func (rep *Report) powerNote() string {
-	tooFew := 0
-	for _, f := range rep.Findings {
-		if f.State == paired.TooFew {
-			tooFew++
-		}
-	}
-	if tooFew == 0 {
-		return ""
-	}
-	family := len(rep.Findings)
-	need, err := paired.MinBlocks(Alpha, family)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("Too few repetitions for a test in %d of the %d comparisons: with %d comparisons adjusted together, "+
-		"the signed-rank test needs at least %d blocks with both runs for its smallest p (2/2^n) to reach %s after Holm's "+
-		"adjustment; their effects and intervals are shown, but no verdict.", tooFew, family, family, need, fmtAlpha())
 }
 
 func fmtAlpha() string { return strings.TrimRight(fmt.Sprintf("%.3f", Alpha), "0") }

@@ -51,42 +51,46 @@ func workedMeta() record.Meta {
 }
 
 // TestPairedWorkedExample: records with known per-block ratios give the
-// headline's numbers, computed by hand. Calls/s: geometric mean e^−0.1 =
-// 0.90484 (−9.5%); the 95% interval is e^(−0.1 ± t·SD/√8) with t(0.975, 7)
-// = 2.364624 from a printed t table: half-width 2.364624·0.0292770/2.828427
-// = 0.024476, so [0.88296, 0.92726] (−12%, −7.3%). Every block's ratio is
-// below 1, so the exact signed-rank p is 2/2^8 = 0.0078125. The fake server
-// spends the same CPU whatever it serves, so CPU per call is the inverse:
-// +11% [+7.8%, +13%], same p. p99 is the same for both: ratio 1 in every
-// block, p = 1. Holm over the 3 tests: 3·0.0078125 = 0.0234375 for the
-// smallest, the next max(that, 2·0.0078125), and 1.
+// headline's numbers, computed by hand. Calls/s: the log ratios are −0.1
+// plus the offsets; Yuen sets one block aside at each end (8 blocks), so
+// the trimmed mean is −0.1 (0.90484, −9.5%), the Winsorized sample
+// −0.13, −0.13, −0.12, −0.11, −0.09, −0.08, −0.07, −0.07 has variance
+// 0.0046/7, SE = √(7·0.0046/7/(6·5)) = 0.0123828, and t(0.975, 5) =
+// 2.570582 from a printed table gives [e^−0.131831, e^−0.068169] =
+// [0.87649, 0.93410]. The fake server spends the same CPU whatever it
+// serves, so CPU per call is the inverse. Both are primaries, one family
+// of two: Holm doubles the smaller p. p99 is the same for both, an
+// estimate: 0% [0%, 0%].
 func TestPairedWorkedExample(t *testing.T) {
 	rep := mustNew(t, workedMeta(), workedRuns(t, 0.25))
 	require.Len(t, rep.Findings, len(Compared()), "one pair, every compared metric")
 	c := Cell{counterGo, 10}
 	calls, ok := rep.finding(c, Pair{"inputQ", "mutex"}, mCallsPerSec)
 	require.True(t, ok)
-	assert.Equal(t, len(workedOffsets), calls.Effect.N)
-	assert.InDelta(t, 0.904837, calls.Effect.GeoMean, 1e-5)
-	assert.InDelta(t, 0.882959, calls.Effect.Lo, 1e-5)
-	assert.InDelta(t, 0.927258, calls.Effect.Hi, 1e-5)
-	assert.InDelta(t, 0.0078125, calls.P, 1e-12)
-	assert.InDelta(t, 0.0234375, calls.AdjP, 1e-12)
-	assert.Equal(t, paired.Detected, calls.State)
+	require.True(t, calls.IsPrimary())
+	assert.Equal(t, len(workedOffsets), calls.Est.N)
+	assert.Equal(t, 1, calls.Est.Trim)
+	assert.InDelta(t, 0.904837, calls.Est.Ratio, 1e-5)
+	assert.InDelta(t, 0.0123828, calls.Est.SE, 1e-6)
+	assert.InDelta(t, 0.876489, calls.Est.Lo, 1e-5)
+	assert.InDelta(t, 0.934103, calls.Est.Hi, 1e-5)
+	assert.Less(t, calls.Primary.P, 0.001)
+	assert.Equal(t, 2, calls.Primary.Family)
+	assert.Equal(t, paired.OutcomeDetected, calls.Primary.Outcome)
 	cpu, ok := rep.finding(c, Pair{"inputQ", "mutex"}, mServerCPUPerCall)
 	require.True(t, ok)
-	assert.InDelta(t, 1/0.904837, cpu.Effect.GeoMean, 1e-4)
-	assert.InDelta(t, 0.0234375, cpu.AdjP, 1e-12)
+	assert.InDelta(t, 1/0.904837, cpu.Est.Ratio, 1e-4)
+	assert.InDelta(t, 2*cpu.Primary.P, cpu.Primary.AdjP, 1e-12, "Holm over two equal p: both doubled")
 	p99, ok := rep.finding(c, Pair{"inputQ", "mutex"}, mP99)
 	require.True(t, ok)
-	assert.Equal(t, 1.0, p99.P)
-	assert.Equal(t, paired.NoDifference, p99.State)
+	assert.False(t, p99.IsPrimary(), "p99 is an estimate")
+	assert.Equal(t, 1.0, p99.Est.Ratio)
 
 	md := rep.Markdown()
-	assert.Contains(t, md, "| counter · go · 10 callers | inputQ | mutex | −9.5% [−12%, −7.3%] p=0.0078 p_adj=0.023 | "+
-		"0% [0%, 0%] p=1 p_adj=1: no difference detected, within ±0.0% | +11% [+7.8%, +13%] p=0.0078 p_adj=0.023 |")
+	assert.Contains(t, md, "| counter · go · 10 callers | inputQ | mutex | −9.5% [−12%, −6.6%] p_adj=<0.001 | +11% [+7.1%, +14%] p_adj=<0.001 |")
+	assert.Contains(t, md, "**counter · go · 10 callers** — inputQ against mutex: calls/s 9.5% [6.6%, 12%] lower (p_adj=<0.001); server CPU per call 11% [7.1%, 14%] higher (p_adj=<0.001).")
+	assert.Contains(t, md, "| counter · go · 10 callers | inputQ | mutex | (primary: above) | 0% [0%, 0%] | (primary: above) |")
 	assert.Less(t, strings.Index(md, "## Headline"), strings.Index(md, "### counter · go · 10 callers"), "the headline is on top")
-	assert.NotContains(t, md, "Too few repetitions", "8 blocks are enough for 3 tests")
 	page, err := rep.HTML()
 	require.NoError(t, err)
 	assert.Contains(t, page, `alt="effects on calls/s (%, 95% interval)"`)
@@ -110,16 +114,15 @@ func TestPairingSeesThroughDrift(t *testing.T) {
 	for _, rep := range []*Report{drifting, steady} {
 		f, ok := rep.finding(c, Pair{"inputQ", "mutex"}, mCallsPerSec)
 		require.True(t, ok)
-		assert.Equal(t, paired.Detected, f.State)
-		assert.InDelta(t, 0.904837, f.Effect.GeoMean, 1e-5, "the drift cancels out of every block's ratio")
+		assert.Equal(t, paired.OutcomeDetected, f.Primary.Outcome)
+		assert.InDelta(t, 0.904837, f.Est.Ratio, 1e-5, "the drift cancels out of every block's ratio")
 	}
 	assert.Greater(t, unpaired(drifting), 0.05, "unpaired, the drift hides a 10% effect")
 	assert.Less(t, unpaired(steady), 0.05, "unpaired, without drift, the effect is found")
 }
 
-// TestTooFewRepetitions: the ladder's two blocks cannot reach the level
-// after Holm, whatever the data; the report says so instead of "no
-// difference", and says how many blocks it would take.
+// TestTooFewRepetitions: the ladder's two blocks give no verdict and no
+// interval, whatever the data; the report says so instead of "the same".
 func TestTooFewRepetitions(t *testing.T) {
 	var runs []*record.Run
 	for _, r := range workedRuns(t, 0.25) {
@@ -129,15 +132,16 @@ func TestTooFewRepetitions(t *testing.T) {
 	}
 	rep := mustNew(t, workedMeta(), runs)
 	for _, f := range rep.Findings {
-		assert.Equal(t, paired.TooFew, f.State, "%s on %s", f.Design, f.Metric.Label)
+		if f.IsPrimary() {
+			assert.Equal(t, paired.OutcomeTooFew, f.Primary.Outcome, "%s on %s", f.Pair.Design, f.Metric.Label)
+		} else {
+			assert.Zero(t, f.Est.N, "no interval from two blocks")
+		}
 	}
 	md := rep.Markdown()
-	assert.Contains(t, md, "−9.5% [")
-	assert.Contains(t, md, ": too few repetitions for a test (n=2 blocks)")
-	assert.NotContains(t, md, "no difference detected,")
-	need, err := paired.MinBlocks(Alpha, len(Compared()))
-	require.NoError(t, err)
-	assert.Contains(t, md, "needs at least "+itoa(need)+" blocks")
+	assert.Contains(t, md, "too few blocks (n=2)")
+	assert.Contains(t, md, "— (too few blocks for an interval)")
+	assert.NotContains(t, md, ": the same within")
 }
 
 // TestLoadBoundLeavesTheHeadline: one load-bound run takes its group out of
@@ -154,8 +158,84 @@ func TestLoadBoundLeavesTheHeadline(t *testing.T) {
 	assert.NotContains(t, md, row)
 	assert.Contains(t, md, "Left out of the headline, because the driver used nearly all its CPU in some of their runs and may have set the pace "+
 		"(their figures and verdicts are in the detail below): counter · go · 10 callers (1 load-bound runs).")
-	assert.Contains(t, md, "| inputQ | mutex | −9.5% [−12%, −7.3%] p=0.0078 p_adj=0.023 |", "the detail keeps the verdict")
+	assert.Contains(t, md, "| inputQ | mutex | −9.5% [−12%, −6.6%] p_adj=<0.001 |", "the detail keeps the verdict")
 	assert.Contains(t, md, "1 of this level's runs were load-bound")
+}
+
+// gatedRuns are the worked runs as the gate saw them: blocks listed in
+// spoiled had foreign CPU over the limit in their inputQ run.
+func gatedRuns(t *testing.T, spoiled ...int) []*record.Run {
+	runs := workedRuns(t, 0.25)
+	for _, r := range runs {
+		r.ServerSet = record.SetUsage{CPUs: []int{0}, User: 9.5, Idle: 0.5}
+		r.DriverSet = record.SetUsage{CPUs: []int{1}, User: 5, Idle: 5}
+		for _, b := range spoiled {
+			if r.Rep == b && r.Mode == "inputQ" {
+				r.ServerSet.User, r.ServerSet.Nice = 8, 1.5 // the server's 9.5 s of 10 less what a niced process took
+				r.ServerProc.CPUSeconds = 8
+			}
+		}
+		r.Derived = mustDerive(t, r)
+	}
+	return runs
+}
+
+// TestGateWithholdsATooNoisyVerdict: with four of eight blocks spoiled the
+// group keeps four clean blocks, too few: the verdict is withheld, saying
+// why, instead of anything that reads as "no difference". The control:
+// one spoiled block leaves seven, and a verdict on them.
+func TestGateWithholdsATooNoisyVerdict(t *testing.T) {
+	meta := workedMeta()
+	meta.Gate = &record.Gate{MaxForeign: 0.10, Reruns: 2, Margin: 0.03}
+	rep := mustNew(t, meta, gatedRuns(t, 1, 3, 5, 7))
+	md := rep.Markdown()
+	assert.Contains(t, md, "inputQ against mutex: verdict withheld, too noisy: 4 of 8 blocks clean (the analysis needs 5)")
+	assert.Contains(t, md, "Of 8 block cells, 0 were rerun and 4 dropped (4 spoiled runs).")
+	assert.Contains(t, md, "## Spoiled runs")
+	assert.Contains(t, md, "15% (spoiled)")
+	assert.NotContains(t, md, ": the same within")
+	f, ok := rep.finding(Cell{counterGo, 10}, Pair{"inputQ", "mutex"}, mCallsPerSec)
+	require.True(t, ok)
+	assert.Equal(t, 4, f.Est.N, "the analysis saw the clean blocks only")
+
+	rep = mustNew(t, meta, gatedRuns(t, 3))
+	f, ok = rep.finding(Cell{counterGo, 10}, Pair{"inputQ", "mutex"}, mCallsPerSec)
+	require.True(t, ok)
+	assert.Empty(t, f.Withheld)
+	assert.Equal(t, 7, f.Est.N)
+	assert.Equal(t, paired.OutcomeDetected, f.Primary.Outcome)
+
+	meta.Gate = nil // records from before the gate: nothing spoiled, nothing dropped
+	rep = mustNew(t, meta, gatedRuns(t, 1, 3, 5, 7))
+	f, _ = rep.finding(Cell{counterGo, 10}, Pair{"inputQ", "mutex"}, mCallsPerSec)
+	assert.Equal(t, 8, f.Est.N)
+	assert.Contains(t, rep.Markdown(), "made before the validity gate")
+}
+
+// TestAAControl: the baseline's second server in every block is estimated
+// against the first on every compared metric, outside the family, and the
+// headline says how far apart the two came out.
+func TestAAControl(t *testing.T) {
+	runs := workedRuns(t, 0.25)
+	n := len(runs)
+	for b, off := range workedOffsets {
+		base := 1000 * (1 + 0.25*float64(b))
+		r := fakeRun(t, n+b+1, "counter", 10, "mutex", b+1, base*math.Exp(off/4), 1)
+		r.Twin = true
+		r.ID += "-aa"
+		runs = append(runs, r)
+	}
+	meta := workedMeta()
+	meta.Gate = &record.Gate{MaxForeign: 0.10, Reruns: 2, Margin: 0.03, Twin: "mutex"}
+	rep := mustNew(t, meta, runs)
+	aa, ok := rep.finding(Cell{counterGo, 10}, Pair{"mutex" + plan.TwinSuffix, "mutex"}, mCallsPerSec)
+	require.True(t, ok)
+	assert.False(t, aa.IsPrimary())
+	assert.InDelta(t, 1, aa.Est.Ratio, 1e-9, "the twin's offsets are symmetric")
+	assert.Equal(t, 2, rep.primaryCount(), "the A/A control is not a primary")
+	md := rep.Markdown()
+	assert.Contains(t, md, "The noise floor: an A/A control ran mutex twice in every block, as two servers; the two came out calls/s within ±")
+	assert.Contains(t, md, "| counter · go · 10 callers | mutex (A/A) | mutex |")
 }
 
 // TestBaselineAndNoop: every store-backed design is compared with the
@@ -171,22 +251,24 @@ func TestBaselineAndNoop(t *testing.T) {
 	meta.Baseline = "inputQ"
 	rep := mustNew(t, meta, fakeRuns(t))
 	assert.Equal(t, []Pair{{"mutex", "inputQ"}, {"mutex", "noop"}, {"inputQ", "noop"}}, pairsOf(rep.findings(Cell{counterGo, 10})))
-	assert.Len(t, rep.Findings, 2*3*len(Compared()), "2 levels × 3 pairs × every compared metric, one family")
+	assert.Len(t, rep.Findings, 2*3*len(Compared()), "2 levels × 3 pairs × every compared metric")
 	for _, f := range rep.Findings {
-		assert.Equal(t, len(rep.Findings), f.Family)
+		if f.IsPrimary() {
+			assert.Equal(t, 2*2, f.Primary.Family, "2 levels × mutex against inputQ × 2 primary metrics")
+		}
 	}
 	assert.Contains(t, rep.Markdown(), "modes mutex, inputQ, noop (baseline inputQ)")
 }
 
-// TestFamilyOfAPlan: the plan's count of tests is the report's, from the
-// same pairs.
+// TestFamilyOfAPlan: the plan's count of primaries is the report's, from
+// the same pairs.
 func TestFamilyOfAPlan(t *testing.T) {
 	var specs []plan.Spec
 	for _, r := range fakeRuns(t) {
 		specs = append(specs, r.Spec)
 	}
 	rep := mustNew(t, fakeMeta(), fakeRuns(t))
-	assert.Equal(t, len(rep.Findings), Family(specs, DefaultBaseline))
+	assert.Equal(t, rep.primaryCount(), Family(specs, DefaultBaseline))
 }
 
 // TestCompareIsDeclared: the metrics every pair is compared on are the
@@ -196,3 +278,16 @@ func TestCompareIsDeclared(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestPrimaryIsDeclared: the primaries are the catalogue's rows marked
+// Primary, among the compared ones: calls/s and server CPU per call.
+func TestPrimaryIsDeclared(t *testing.T) {
+	var ps []*Metric
+	for _, m := range Catalogue {
+		if m.Primary {
+			assert.True(t, m.Compare, m.Label)
+			ps = append(ps, m)
+		}
+	}
+	assert.Equal(t, []*Metric{mCallsPerSec, mServerCPUPerCall}, ps)
+}

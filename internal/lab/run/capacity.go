@@ -167,6 +167,9 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 		return Config{}, cc, fmt.Errorf("-max-vus %d: want 1..5000", cfg.MaxVUs)
 	}
 	cfg.Model = "open"
+	// The A/A control is the comparison's: the ladder and its knees pair
+	// no blocks of a twin.
+	cfg.Twin, cfg.Gate.Twin = "", ""
 	return cfg, cc, nil
 }
 

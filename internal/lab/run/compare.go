@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -36,6 +38,11 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return err
 	}
+	release, err := labLock(ctx, lockPath(), out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	meta := newMeta(cfg, plan.NACells(cfg.Config, cat))
 	// Written now too, so that -rerender works on an interrupted run.
 	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
@@ -65,8 +72,29 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
 	}
-	runs, runErr := runAll(ctx, cfg, processes{}, specs, out)
+	g := meta.Gate
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		base := cfg.base()
+		if g.QuietServer, g.QuietDriver, err = quietCheck(ctx, fs, base.Server, base.Driver, quietFor); err == nil {
+			g.QuietSeconds = quietFor.Seconds()
+			fmt.Fprintf(out, "machine before the first block: something else kept the server's CPUs %.0f%% and the driver's %.0f%% busy over %s (the gate spoils a run over %.0f%%)\n",
+				100*g.QuietServer, 100*g.QuietDriver, quietFor, 100*g.MaxForeign)
+			if max(g.QuietServer, g.QuietDriver) > g.MaxForeign {
+				fmt.Fprintln(warn, "warning: the machine is busy with something else; runs beside it will be spoiled and rerun, and the report may withhold its verdicts")
+			}
+		}
+	}
+	p := processes{}
+	runs, runErr := runPlan(ctx, cfg, p, specs, out)
+	if runErr == nil && cfg.Gate.Precision > 0 {
+		var more []*record.Run
+		more, runErr = secondStage(ctx, cfg, p, cat, &meta, specs, runs, out)
+		runs = append(runs, more...)
+	}
 	meta.Finished = time.Now().UTC()
+	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return err
+	}
 	if len(runs) == 0 {
 		return runErr
 	}
@@ -87,19 +115,17 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	return nil
 }
 
-// PowerWarning says, before any run, when the plan's repetitions are too few
-// for any of its report's paired tests to reach report.Alpha after Holm's
-// adjustment over all of them (paired.MinBlocks); "" when they suffice or
-// the plan compares nothing.
+// PowerWarning says, before any run, when the plan's blocks are too few
+// for the report to judge any primary comparison (paired.MinBlocksRobust);
+// "" when they suffice or the plan compares nothing.
 func PowerWarning(cfg Config, specs []plan.Spec) string {
 	family := report.Family(specs, cfg.Baseline)
-	need, err := paired.MinBlocks(report.Alpha, family)
-	if err != nil || cfg.Reps >= need {
+	if family == 0 || cfg.Reps >= paired.MinBlocksRobust {
 		return ""
 	}
-	return fmt.Sprintf("-reps %d: the report will hold %d paired tests, and with so many adjusted together the signed-rank test needs at least %d blocks "+
-		"to reach p ≤ %v on any of them; every verdict will read \"too few repetitions for a test\" (use -reps %d or more, or compare fewer things)",
-		cfg.Reps, family, need, report.Alpha, need)
+	return fmt.Sprintf("-reps %d: the report will judge %d primary comparisons, and the trimmed-mean analysis needs at least %d clean blocks "+
+		"for any verdict; every one will read \"too few blocks\" (use -reps %d or more)",
+		cfg.Reps, family, paired.MinBlocksRobust, paired.MinBlocksRobust)
 }
 
 // Preflight checks, running nothing, what Compare checks before its first
@@ -135,30 +161,56 @@ func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 	return total
 }
 
-// runAll runs every spec, writing each record as it finishes, and returns the
-// records. Progress goes to out.
-func runAll(ctx context.Context, cfg Config, p procs, specs []plan.Spec, out io.Writer) ([]*record.Run, error) {
+// quietFor is how long the machine is watched before the first block.
+const quietFor = time.Second
+
+// runPlan runs every spec through the validity gate (runCells), writing
+// each record as it finishes, and returns the records. Progress goes to
+// out.
+func runPlan(ctx context.Context, cfg Config, p procs, specs []plan.Spec, out io.Writer) ([]*record.Run, error) {
 	runsDir := filepath.Join(cfg.Out, "runs")
 	if err := os.MkdirAll(runsDir, 0o755); err != nil {
 		return nil, err
 	}
-	var runs []*record.Run
-	start := time.Now()
-	for i, spec := range specs {
-		rec, err := runOne(ctx, cfg, p, spec, runsDir)
-		if err != nil {
-			return runs, fmt.Errorf("run %s: %w", spec.ID, err)
-		}
-		if err := record.WriteJSON(filepath.Join(runsDir, spec.ID+".json"), rec); err != nil {
-			return runs, err
-		}
-		runs = append(runs, rec)
-		elapsed := time.Since(start)
-		left := time.Duration(float64(elapsed) / float64(i+1) * float64(len(specs)-i-1))
-		fmt.Fprintf(out, "[%d/%d] %s\n        %s | elapsed %s, about %s left\n",
-			i+1, len(specs), spec.ID, headline(rec), elapsed.Round(time.Second), left.Round(time.Second))
+	var tally gateTally
+	done := 0
+	runs, err := runCells(ctx, cfg, p, specs, runsDir, out, &tally, time.Now(), len(specs), &done)
+	fmt.Fprintf(out, "gate: %s\n", tally)
+	return runs, err
+}
+
+// secondStage is -precision's one look: from the first stage's primary
+// intervals it decides, once, how many blocks the plan needs in all
+// (paired.PlanBlocks), bounded by -max-blocks and -time-budget, and runs
+// the added blocks. The analysis then uses every block, with no further
+// look, so that its intervals keep their coverage (docs/methodology.md).
+func secondStage(ctx context.Context, cfg Config, p procs, cat plan.Catalog, meta *record.Meta, specs []plan.Spec, runs []*record.Run, out io.Writer) ([]*record.Run, error) {
+	rep, err := report.New(*meta, runs)
+	if err != nil {
+		return nil, err
 	}
-	return runs, nil
+	hw, ok := rep.WidestPrimary()
+	if !ok {
+		fmt.Fprintln(out, "precision: no primary comparison to size; no block added")
+		return nil, nil
+	}
+	total := paired.PlanBlocks(cfg.Reps, hw, cfg.Gate.Precision, cfg.Gate.MaxBlocks)
+	if cfg.TimeBudget > 0 {
+		perBlock := time.Since(meta.Started) / time.Duration(cfg.Reps)
+		if left := cfg.TimeBudget - time.Since(meta.Started); perBlock > 0 {
+			total = min(total, cfg.Reps+max(0, int(left/perBlock)))
+		}
+	}
+	if total <= cfg.Reps {
+		fmt.Fprintf(out, "precision: the widest primary interval is ±%.1f%% (target ±%.1f%%): no block added\n", 100*hw, 100*cfg.Gate.Precision)
+		return nil, nil
+	}
+	fmt.Fprintf(out, "precision: the widest primary interval is ±%.1f%% (target ±%.1f%%): %d blocks in all, %d more\n", 100*hw, 100*cfg.Gate.Precision, total, total-cfg.Reps)
+	more := cfg
+	more.Reps = total
+	added := addedReps(plan.Layout(more.Config, cat, Serves), cfg.Reps, total, len(specs)+1)
+	meta.Gate.Added, meta.Reps = total-cfg.Reps, total
+	return runPlan(ctx, cfg, p, added, out)
 }
 
 func headline(r *record.Run) string {

@@ -1,13 +1,17 @@
 package run
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
 )
 
@@ -44,6 +48,12 @@ type Config struct {
 	// Baseline is the design every other store-backed design is compared
 	// with; it is one of Modes.
 	Baseline string
+	// Gate is the validity rule, the equivalence margin and the stopping
+	// rule, fixed before the first run and written to meta.json.
+	Gate record.Gate
+	// TimeBudget bounds the blocks -precision adds: none is started that
+	// would end the whole comparison past it (0: no bound but MaxBlocks).
+	TimeBudget time.Duration
 }
 
 // Options are the flags' values, as given.
@@ -61,6 +71,12 @@ type Options struct {
 	DriverCPUs                string
 	Out, K6, Load, H2load     string
 	Server, Scripts, Profile  string
+	// The validity gate and the confirmatory analysis, as given: shares
+	// as percentages ("10%" or "10").
+	MaxForeign, Margin, Precision string
+	Reruns, MaxBlocks             int
+	AA                            bool
+	TimeBudget                    time.Duration
 }
 
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
@@ -96,7 +112,17 @@ const (
 	// the calls (docs/results/drivers). gRPC multiplexes the callers'
 	// streams either way; what changes is the driver's own cost per call.
 	DefaultConns = 4
-	DefaultReps  = 12
+	DefaultReps  = 10
+	// DefaultMaxForeign: a run whose CPUs something else took more than
+	// 10% of is spoiled. A quiet run reads 0 ± 4% (the kernel counts in
+	// 10 ms ticks over a 1.5 s window), and each 10 points of foreign CPU
+	// cost about 9% of calls/s, the size of the effects the lab resolves.
+	DefaultMaxForeign = "10%"
+	DefaultReruns     = 2
+	// DefaultMargin is the equivalence margin: "no difference" is said of
+	// an effect shown to lie within ±3%, about what the A/A control
+	// resolves at the default plan.
+	DefaultMargin = "3%"
 )
 
 // NewConfig checks the flags' values and makes the comparison's Config.
@@ -174,6 +200,12 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	if !o.Pin && o.ShareCPUs {
 		return Config{}, errors.New("-share-cpus goes with -pin")
 	}
+	if cfg.Gate, cfg.TimeBudget, err = gateOf(o, cfg.Reps); err != nil {
+		return Config{}, err
+	}
+	if o.AA {
+		cfg.Gate.Twin, cfg.Twin = cfg.Baseline, cfg.Baseline
+	}
 	if err := checkAttribute(cfg); err != nil {
 		return Config{}, err
 	}
@@ -186,6 +218,59 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// gateOf checks the validity gate's flags and the confirmatory analysis's.
+func gateOf(o Options, reps int) (record.Gate, time.Duration, error) {
+	var g record.Gate
+	var err error
+	// Empty is the default, so that an Options made in code need not
+	// repeat the flags'.
+	o.MaxForeign, o.Margin, o.Precision = cmp.Or(o.MaxForeign, DefaultMaxForeign), cmp.Or(o.Margin, DefaultMargin), cmp.Or(o.Precision, "0")
+	if g.MaxForeign, err = parsePercent("-max-foreign", o.MaxForeign, 0, 1); err != nil {
+		return g, 0, err
+	}
+	if g.MaxForeign == 0 {
+		return g, 0, errors.New("-max-foreign 0%: every run would be spoiled (a quiet run reads a few percent from the kernel's ticks); give a share such as 10%")
+	}
+	if g.Margin, err = parsePercent("-margin", o.Margin, 0, 0.5); err != nil {
+		return g, 0, err
+	}
+	if g.Margin == 0 {
+		return g, 0, errors.New("-margin 0%: no interval can lie within ±0%; give the largest effect that counts as none, such as 3%")
+	}
+	if g.Precision, err = parsePercent("-precision", o.Precision, 0, 0.5); err != nil {
+		return g, 0, err
+	}
+	switch {
+	case o.Reruns < 0 || o.Reruns > 10:
+		return g, 0, fmt.Errorf("-reruns %d: want 0..10", o.Reruns)
+	case o.MaxBlocks != 0 && (o.MaxBlocks < reps || o.MaxBlocks > 100):
+		return g, 0, fmt.Errorf("-max-blocks %d: want %d (-reps) to 100, or 0 for three times -reps", o.MaxBlocks, reps)
+	case o.TimeBudget < 0:
+		return g, 0, fmt.Errorf("-time-budget %v: want 0 (none) or more", o.TimeBudget)
+	}
+	g.Reruns, g.MaxBlocks = o.Reruns, o.MaxBlocks
+	if g.Precision > 0 && g.MaxBlocks == 0 {
+		g.MaxBlocks = min(100, 3*reps)
+	}
+	if g.Precision == 0 {
+		g.MaxBlocks = 0
+	}
+	return g, o.TimeBudget, nil
+}
+
+// parsePercent reads a share given as a percentage, "10%" or "10", and
+// checks it lies in [lo, hi] (as fractions).
+func parsePercent(flagName, s string, lo, hi float64) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s %q: want a percentage, e.g. 10%%", flagName, s)
+	}
+	if f := v / 100; f < lo || f > hi {
+		return 0, fmt.Errorf("%s %q: want %g%% to %g%%", flagName, s, lo*100, hi*100)
+	}
+	return v / 100, nil
 }
 
 // checkBaseline: the baseline must run, and must keep state, or there is

@@ -26,6 +26,9 @@ func defaultOptions() Options {
 		VUs: DefaultLevels, H2loadVUs: DefaultH2Levels, MaxVUs: DefaultMaxVUs, Conns: DefaultConns, Reps: DefaultReps,
 		Duration: DefaultDuration, Warmup: DefaultWarmup, Pin: true, Baseline: DefaultBaseline, Seed: 1,
 		K6: "bin/k6", Load: "bin/load", H2load: "h2load", Server: "bin/locklab", Scripts: "k6",
+		// The A/A control is off here, so that the plan tests see the
+		// modes given; the gate's tests turn it on.
+		MaxForeign: DefaultMaxForeign, Margin: DefaultMargin, Reruns: DefaultReruns,
 	}
 }
 
@@ -72,28 +75,27 @@ func TestNewConfigDefaults(t *testing.T) {
 // on a 2-CPU machine; the plan's runs at their configured length, plus what
 // a run costs to start, connect and stop, must leave room to build.
 func TestDefaultPlanFitsTheBudget(t *testing.T) {
-	cfg := testConfig(t, nil)
+	cfg := testConfig(t, func(o *Options) { o.AA = true }) // as the flag's default
 	specs := layout(cfg)
-	perBlock := len(cfg.Workloads)*len(cfg.Levels)*len(cfg.Modes) + len(cfg.H2loadLevels)*len(cfg.Modes) // h2load: the counter only
+	arms := len(cfg.Modes) + 1                                                       // the A/A control's twin
+	perBlock := len(cfg.Workloads)*len(cfg.Levels)*arms + len(cfg.H2loadLevels)*arms // h2load: the counter only
 	assert.Len(t, specs, perBlock*cfg.Reps)
 	assert.Less(t, PlanDuration(cfg, specs), 7*time.Minute+30*time.Second)
 	assert.Empty(t, PowerWarning(cfg, specs), "the default blocks are enough for the default report's tests")
 }
 
-// TestPowerWarning: a plan whose blocks cannot bring any of its report's
-// tests to the level after Holm is warned about before it runs; one more
-// block than that is not (the control).
+// TestPowerWarning: a plan whose blocks are too few for the report to
+// judge any primary is warned about before it runs; one with enough blocks
+// is not (the control).
 func TestPowerWarning(t *testing.T) {
 	cfg := testConfig(t, nil)
-	need, err := paired.MinBlocks(report.Alpha, report.Family(layout(cfg), cfg.Baseline))
-	require.NoError(t, err)
-	cfg.Reps = need - 1
+	cfg.Reps = paired.MinBlocksRobust - 1
 	w := PowerWarning(cfg, layout(cfg))
-	assert.Contains(t, w, fmt.Sprintf("-reps %d: the report will hold %d paired tests", need-1, report.Family(layout(cfg), cfg.Baseline)))
-	assert.Contains(t, w, fmt.Sprintf("at least %d blocks", need))
-	cfg.Reps = need
+	assert.Contains(t, w, fmt.Sprintf("-reps %d: the report will judge %d primary comparisons", cfg.Reps, report.Family(layout(cfg), cfg.Baseline)))
+	assert.Contains(t, w, fmt.Sprintf("at least %d clean blocks", paired.MinBlocksRobust))
+	cfg.Reps = paired.MinBlocksRobust
 	assert.Empty(t, PowerWarning(cfg, layout(cfg)))
-	cfg = testConfig(t, func(o *Options) { o.Modes, o.Baseline = "mutex", "mutex" })
+	cfg = testConfig(t, func(o *Options) { o.Modes, o.Baseline, o.Reps = "mutex", "mutex", 1 })
 	assert.Empty(t, PowerWarning(cfg, layout(cfg)), "one design compares nothing: nothing to warn of")
 }
 
@@ -152,6 +154,30 @@ func TestNewConfig(t *testing.T) {
 		{name: "bad durability", edit: func(o *Options) { o.Factors = map[string]string{"durability": "none,fsync"} }, wantErr: `-durability: "fsync": want none or wal`},
 		{name: "bad skew", edit: func(o *Options) { o.Factors = map[string]string{"skew": "-1"} }, wantErr: `-skew: "-1" is not a number in 0..1`},
 		{name: "skew one", edit: func(o *Options) { o.Factors = map[string]string{"skew": "0,1"} }, wantErr: "want 0 ≤ θ < 1"},
+		{name: "gate defaults", edit: func(o *Options) { o.AA = true }, check: func(t *testing.T, cfg Config) {
+			assert.InDelta(t, 0.10, cfg.Gate.MaxForeign, 1e-12)
+			assert.InDelta(t, 0.03, cfg.Gate.Margin, 1e-12)
+			assert.Zero(t, cfg.Gate.Precision)
+			assert.Zero(t, cfg.Gate.MaxBlocks, "no second stage without -precision")
+			assert.Equal(t, "mutex", cfg.Gate.Twin, "the A/A control runs the baseline twice")
+			assert.Equal(t, "mutex", cfg.Twin)
+		}},
+		{name: "gate as given", edit: func(o *Options) { o.MaxForeign, o.Margin, o.Precision, o.AA = "5", "2.5%", "4%", false }, check: func(t *testing.T, cfg Config) {
+			assert.InDelta(t, 0.05, cfg.Gate.MaxForeign, 1e-12)
+			assert.InDelta(t, 0.025, cfg.Gate.Margin, 1e-12)
+			assert.InDelta(t, 0.04, cfg.Gate.Precision, 1e-12)
+			assert.Equal(t, 3*cfg.Reps, cfg.Gate.MaxBlocks)
+			assert.Empty(t, cfg.Twin)
+		}},
+		{name: "max-foreign not a share", edit: func(o *Options) { o.MaxForeign = "lots" }, wantErr: `-max-foreign "lots": want a percentage`},
+		{name: "max-foreign over 100%", edit: func(o *Options) { o.MaxForeign = "150%" }, wantErr: `-max-foreign "150%": want 0% to 100%`},
+		{name: "max-foreign zero", edit: func(o *Options) { o.MaxForeign = "0" }, wantErr: "-max-foreign 0%: every run would be spoiled"},
+		{name: "margin negative", edit: func(o *Options) { o.Margin = "-3%" }, wantErr: `-margin "-3%": want 0% to 50%`},
+		{name: "margin zero", edit: func(o *Options) { o.Margin = "0%" }, wantErr: "-margin 0%: no interval can lie within ±0%"},
+		{name: "precision NaN", edit: func(o *Options) { o.Precision = "NaN" }, wantErr: `-precision "NaN": want a percentage`},
+		{name: "precision too wide", edit: func(o *Options) { o.Precision = "80" }, wantErr: `-precision "80": want 0% to 50%`},
+		{name: "reruns negative", edit: func(o *Options) { o.Reruns = -1 }, wantErr: "-reruns -1: want 0..10"},
+		{name: "max-blocks below reps", edit: func(o *Options) { o.Precision, o.MaxBlocks = "3%", 4 }, wantErr: "-max-blocks 4: want 10 (-reps) to 100"},
 		{name: "bad read ratio", edit: func(o *Options) { o.Factors = map[string]string{"read-ratio": "1.5"} }, wantErr: `-read-ratio: "1.5" is not a number in 0..1 or default`},
 	}
 	for _, tt := range tests {

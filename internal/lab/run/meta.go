@@ -33,7 +33,9 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 		ShareCPUs:  cfg.ShareCPUs,
 		CPUs:       runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
+		Gate:       new(record.Gate),
 	}
+	*m.Gate = cfg.Gate
 	if cfg.Model == "open" {
 		m.MaxVUsOpen = cfg.MaxVUs
 	}

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+// gateView is what the validity gate made of a comparison's runs: which
+// count, which were spoiled, and how many blocks each cell kept.
+type gateView struct {
+	rule *record.Gate
+	// cellBlocks counts the cells of every block the plan ran; rerun those
+	// with more than one attempt; dropped those with no clean attempt.
+	cellBlocks, rerun, dropped int
+	// spoiled are the runs the gate spoiled, each with why.
+	spoiled []spoiledRun
+	// clean counts each report cell's blocks with a clean attempt; planned
+	// its blocks in all.
+	clean, planned map[Cell]int
+	// foreign are every run's foreign shares, for the machine's summary.
+	foreign []float64
+}
+
+type spoiledRun struct {
+	run *record.Run
+	why string
+}
+
+// attemptOf counts a run's attempt from 1.
+func attemptOf(r *record.Run) int { return max(r.Attempt, 1) }
+
+// applyGate keeps, for every cell of every block, the runs of its last
+// clean attempt under meta's gate, and drops the cell where no attempt
+// was clean: the analysis sees clean blocks only, as the rule fixed before
+// the run says. Runs from before there was a gate are all kept.
+func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
+	v := gateView{rule: meta.Gate, clean: map[Cell]int{}, planned: map[Cell]int{}}
+	type attempts map[int][]*record.Run
+	byCell := map[string]attempts{}
+	var order []string
+	for _, r := range runs {
+		k := r.Cell()
+		if byCell[k] == nil {
+			byCell[k] = attempts{}
+			order = append(order, k)
+		}
+		byCell[k][attemptOf(r)] = append(byCell[k][attemptOf(r)], r)
+		if r.ServerSet.Sampled() || r.DriverSet.Sampled() {
+			v.foreign = append(v.foreign, r.Derived.Foreign)
+		}
+		if why := meta.Gate.Spoils(r); why != "" {
+			v.spoiled = append(v.spoiled, spoiledRun{r, why})
+		}
+	}
+	var kept []*record.Run
+	for _, k := range order {
+		as := byCell[k]
+		var tries []int
+		for a := range as {
+			tries = append(tries, a)
+		}
+		slices.Sort(tries)
+		first := as[tries[0]][0]
+		c := Cell{Section{first.Workload, first.Driver, first.Factors}, first.Level}
+		v.cellBlocks++
+		v.planned[c]++
+		if len(tries) > 1 {
+			v.rerun++
+		}
+		chosen := 0
+		for _, a := range tries {
+			if !slices.ContainsFunc(as[a], func(r *record.Run) bool { return meta.Gate.Spoils(r) != "" }) {
+				chosen = a
+			}
+		}
+		if chosen == 0 {
+			v.dropped++
+			continue
+		}
+		v.clean[c]++
+		kept = append(kept, as[chosen]...)
+	}
+	slices.SortStableFunc(kept, func(a, b *record.Run) int { return a.Index - b.Index })
+	return kept, v
+}
+
+// withheld says why a cell's verdicts are withheld — too few of its
+// blocks were clean for the analysis — or "".
+func (v gateView) withheld(c Cell, need int) string {
+	// A plan of fewer blocks than that is too small, not too noisy: its
+	// verdicts say "too few blocks" themselves.
+	if v.rule == nil || v.clean[c] >= need || v.clean[c] == v.planned[c] {
+		return ""
+	}
+	return fmt.Sprintf("too noisy: %d of %d blocks clean (the analysis needs %d)", v.clean[c], v.planned[c], need)
+}
+
+// machine is the report's first word on the machine: how busy it was
+// before the first block and during the runs, and what the gate did.
+func (v gateView) machine() string {
+	var parts []string
+	g := v.rule
+	if g != nil && g.QuietSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("before the first block something else kept the server's CPUs %s and the driver's %s busy (over %gs)",
+			UnitShare.Format(g.QuietServer), UnitShare.Format(g.QuietDriver), g.QuietSeconds))
+	}
+	if len(v.foreign) > 0 {
+		s := slices.Sorted(slices.Values(v.foreign))
+		parts = append(parts, fmt.Sprintf("during the runs it took a median %s of a run's CPUs (at most %s; a quiet run reads a few percent either way, from the kernel's 10 ms ticks)",
+			UnitShare.Format(s[len(s)/2]), UnitShare.Format(s[len(s)-1])))
+	}
+	text := "The machine: " + strings.Join(parts, "; ") + "."
+	if len(parts) == 0 {
+		text = "The machine: no CPU set was read, so how busy it was is not known."
+	}
+	if g == nil {
+		return text + " These runs were made before the validity gate: none was judged spoiled or rerun."
+	}
+	text += fmt.Sprintf(" The rule, fixed before the first run: a run whose CPUs something else took more than %s of (-max-foreign) spoils its block's cell, "+
+		"which runs again up to %d more times (-reruns); the analysis uses clean cells only. ", UnitShare.Format(g.MaxForeign), g.Reruns)
+	text += fmt.Sprintf("Of %d block cells, %d were rerun and %d dropped (%d spoiled runs).", v.cellBlocks, v.rerun, v.dropped, len(v.spoiled))
+	if g.Added > 0 {
+		text += fmt.Sprintf(" -precision %s added %d blocks after the first %d, in one look.", UnitShare.Format(g.Precision), g.Added, v.firstStage())
+	}
+	return text
+}
+
+func (v gateView) firstStage() int {
+	if v.rule == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range v.planned {
+		n = max(n, p)
+	}
+	return n - v.rule.Added
+}
+
+// spoiledTable lists the spoiled runs.
+func (v gateView) spoiledTable() []block {
+	if len(v.spoiled) == 0 {
+		return nil
+	}
+	t := table{header: []string{"run", "block", "attempt", "why"}}
+	for _, s := range v.spoiled {
+		t.rows = append(t.rows, []string{s.run.ID, strconv.Itoa(s.run.Rep), strconv.Itoa(attemptOf(s.run)), s.why})
+	}
+	return []block{heading{2, "Spoiled runs"}, para("Runs the validity gate spoiled: their cells ran again, and the analysis left these out. Their records are kept in `runs/`."), t}
+}
