@@ -82,19 +82,20 @@ type Options struct {
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
 const SeedLadder = "10,100,200,300,500,1000"
 
-// Defaults of `make compare`, chosen so that the paired analysis can
-// declare a difference and the whole job still finishes within 8 minutes on
-// a 2-CPU machine. The report compares, in each of its 5 groups (the Go
+// Defaults of `make compare`, chosen so that the confirmatory analysis can
+// decide its primaries and the whole job still finishes within 8 minutes on
+// a 2-CPU machine. The report judges, in each of its 5 groups (the Go
 // driver on 2 workloads at 2 levels, h2load on the counter at one), inputQ
-// with mutex and both with noop, on 3 metrics: a family of 45 tests. Holm's
-// first step asks the smallest p to be at most 0.05/45, and the exact
-// signed-rank test's smallest p over n blocks is 2/2^n, so n ≥ 11 (MinBlocks);
-// 12 leaves room for one block out of line. To pay for 12 blocks the Go
-// driver's 1000-caller level is gone (its runs spent a third of their time
-// connecting and were the driver's more than the server's) and every run is
-// 0.5 s of warm-up and 1.5 s measured: 15 runs a block, 180 runs, about 6 to
-// 6.5 minutes with starting and stopping (PlanDuration; the runner prints its
-// estimate before the first run).
+// against mutex on calls/s and server CPU per call: a family of 10, tested
+// with Yuen's trimmed mean, which at 10 blocks has 98% power at an effect of
+// 3 block-to-block σ and sets one block out of line aside (paired's
+// simulations). Every block also runs mutex a second time, by a server of
+// its own, as the A/A control: 4 arms × 5 groups, 20 runs a block, 200 in
+// all, each 0.4 s of warm-up and 1.5 s measured, about 6.5 minutes with
+// starting and stopping (PlanDuration; the runner prints its estimate
+// before the first run). The Go driver's 1000-caller level is not among
+// them: its runs spent a third of their time connecting and were the
+// driver's more than the server's.
 const (
 	DefaultWorkloads = "counter,bank-A"
 	DefaultModes     = "mutex,inputQ,noop"
@@ -103,7 +104,7 @@ const (
 	DefaultLevels    = "10,100"
 	DefaultH2Levels  = "100"
 	DefaultDuration  = 1500 * time.Millisecond
-	DefaultWarmup    = 500 * time.Millisecond
+	DefaultWarmup    = 400 * time.Millisecond
 	DefaultMaxVUs    = 1000
 	// DefaultConns: the callers of a run share 4 HTTP/2 connections. At
 	// one connection per caller the Go driver ran out of CPU before the
