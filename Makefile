@@ -82,8 +82,24 @@ ARGS ?=
 RUNNER = GHZ=$(BIN)/ghz $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
 
 .PHONY: compare
-compare: build h2load ## the main job: Go driver (+ h2load on the counter), pinned CPUs, mutex/inputQ/noop × 10/100/1000 callers × 5 reps → results/<timestamp>/ (< 8 min)
+compare: build h2load ## the main job: the runner's defaults (go run ./cmd/compare -h), through the validity gate, with an A/A control → results/<timestamp>/ (< 8 min)
 	LOCKLAB_COMMAND="make compare$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) $(ARGS)
+
+# The validity gate's own trial (docs/validity.md): the same comparison
+# beside a bursty background load — a busy loop on every CPU, on for
+# BURST_ON of every BURST_EVERY seconds — which the runner must notice,
+# rerun around and, where too little is left clean, withhold its verdicts
+# over. The load stops with the comparison.
+BURST_ON    ?= 1.5
+BURST_EVERY ?= 6
+
+.PHONY: compare-busy
+compare-busy: build h2load ## make compare beside a bursty background load (busy loops on every CPU, 1.5 s of every 6 s): the gate must see it
+	@set -m; ( while :; do \
+		for c in $$(seq $$(nproc)); do timeout $(BURST_ON) sh -c 'while :; do :; done' & done; wait; \
+		sleep $$(awk 'BEGIN { print $(BURST_EVERY) - $(BURST_ON) }'); done ) & burst=$$!; \
+	trap 'kill -- -$$burst 2>/dev/null' EXIT; \
+	LOCKLAB_COMMAND="make compare-busy$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) $(ARGS)
 
 # The cores study (docs/cores.md), two plans. CORES_CHECK: the server on 1
 # and 2 CPUs (on a 2-CPU machine h2load shares the 2-CPU server's CPUs,
