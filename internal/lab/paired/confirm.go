@@ -18,7 +18,7 @@ import (
 // side (at least one block) set aside, the rest averaged, with a standard error from the
 // Winsorized variance and a Student t reference on n − 2g − 1 degrees of
 // freedom (Yuen 1974; Wilcox, Introduction to Robust Estimation and
-// Hypothesis Testing, §4.4). Estimate, interval and test are one procedure:
+// Hypothesis Testing, section 4.4). Estimate, interval and test are one procedure:
 // the 1 − α interval excludes no effect exactly when the test's p ≤ α. One
 // block out of line — a neighbour's burst the gate did not catch — is
 // trimmed, so it can neither make an effect nor veto one, which the
