@@ -1,0 +1,218 @@
+// Package housecheck keeps build output and oversized files out of the
+// repository. Two rules hold for every tracked file:
+//
+//   - A file with the executable bit (git's mode 100755) is a script: it
+//     begins with "#!". An executable that is not one is almost always a
+//     binary that `go build` left behind (.gitignore names those).
+//   - A file is at most Limit bytes, unless an Exception names it, with its
+//     reason and a larger bound of its own.
+//
+// Limit and Exceptions are the one statement of the size rule; the
+// Makefile and the documents point here rather than repeat the figure.
+// `make test` runs the check (TestRepository, through `make house` and
+// `make unit`) over what `git ls-files` lists, at the sizes of the
+// working tree.
+package housecheck
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Limit is the most bytes a committed file may hold: 200 KB, so that a
+// clone stays quick and a diff stays readable. Raw runs that would be
+// larger are kept gzipped (docs/results/store/bench.txt.gz) or split.
+const Limit = 200 << 10
+
+// An Exception lets the files its pattern matches be larger than Limit,
+// up to Max.
+type Exception struct {
+	// Pattern is slash-separated, from the root: each element is matched
+	// as by path.Match, and "**" matches any number of folders.
+	Pattern string
+	Max     int64
+	Why     string
+}
+
+// Exceptions are the only files allowed past Limit. The generated reports
+// of docs/results are written by the runner and committed as they came out,
+// so that a reader sees exactly what a study produced.
+var Exceptions = []Exception{
+	{
+		Pattern: "docs/results/**/report.html",
+		Max:     1 << 20,
+		Why:     "a study's self-contained report: inline SVG charts, with the data they draw, in one page that opens offline",
+	},
+	{
+		Pattern: "docs/results/**/figures.json",
+		Max:     1 << 20,
+		Why:     "every figure of the report beside it, with the runs behind each, for tools to read instead of the HTML",
+	},
+	{
+		Pattern: "docs/results/store/store-cpus.png",
+		Max:     512 << 10,
+		Why:     "benchreport's chart of ns/op against CPUs for every design, one panel per row of the store benchmark (docs/results/store/store.md)",
+	},
+}
+
+// A File is one tracked file as the check sees it.
+type File struct {
+	Path string // slash-separated, from the root
+	// Mode is git's: 100644 a file, 100755 an executable, 120000 a
+	// symbolic link, 160000 a submodule.
+	Mode   string
+	Size   int64
+	Script bool // it begins with "#!"
+}
+
+// Problem is one file out of order.
+type Problem struct {
+	Path string
+	Why  string
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Why }
+
+// Check returns the problems of files, in their order; a file may have
+// two.
+func Check(files []File) []Problem {
+	var probs []Problem
+	for _, f := range files {
+		if f.Mode != "100644" && f.Mode != "100755" {
+			continue // a link or a submodule: nothing to read
+		}
+		if f.Mode == "100755" && !f.Script {
+			probs = append(probs, Problem{f.Path, "executable (mode 100755) but not a script (no #! line): a build output? " +
+				"git rm --cached it and let .gitignore name it, or git update-index --chmod=-x"})
+		}
+		if max, e := Allowed(f.Path); f.Size > max {
+			why := fmt.Sprintf("%s, over the %s limit for committed files (internal/housecheck): make it smaller, gzip it, keep it out of git, "+
+				"or add an Exception with its reason", kb(f.Size), kb(Limit))
+			if e != nil {
+				why = fmt.Sprintf("%s, over the %s its exception %s allows (%s)", kb(f.Size), kb(e.Max), e.Pattern, e.Why)
+			}
+			probs = append(probs, Problem{f.Path, why})
+		}
+	}
+	return probs
+}
+
+// Allowed is the most bytes the file at p may hold, and the exception that
+// allows more than Limit, if one does (the first that matches).
+func Allowed(p string) (int64, *Exception) {
+	for i, e := range Exceptions {
+		if Match(e.Pattern, p) {
+			return e.Max, &Exceptions[i]
+		}
+	}
+	return Limit, nil
+}
+
+func kb(n int64) string {
+	if n%1024 == 0 {
+		return fmt.Sprintf("%d KB", n/1024)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1024)
+}
+
+// Match reports whether the slash-separated path p matches pattern: element
+// by element as path.Match does, "**" standing for any number of elements,
+// none included. A malformed pattern matches nothing.
+func Match(pattern, p string) bool {
+	return matchElems(strings.Split(pattern, "/"), strings.Split(p, "/"))
+}
+
+func matchElems(pat, elems []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(elems); i++ {
+				if matchElems(pat[1:], elems[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(elems) == 0 {
+			return false
+		}
+		if ok, err := path.Match(pat[0], elems[0]); err != nil || !ok {
+			return false
+		}
+		pat, elems = pat[1:], elems[1:]
+	}
+	return len(elems) == 0
+}
+
+// LsFiles is `git ls-files --stage -z` run in root: every tracked file,
+// with its mode.
+func LsFiles(root string) ([]byte, error) {
+	cmd := exec.Command("git", "ls-files", "--stage", "-z")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files in %s: %v: %s", root, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return out, nil
+}
+
+// Tracked reads the files a `git ls-files --stage -z` listing names from
+// fsys, the repository's root: each one's size and first bytes. A file the
+// listing names but the working tree no longer holds is left out: it is
+// being removed.
+func Tracked(fsys fs.FS, listing []byte) ([]File, error) {
+	var files []File
+	for entry := range bytes.SplitSeq(listing, []byte{0}) {
+		if len(entry) == 0 {
+			continue
+		}
+		// <mode> SP <object> SP <stage> TAB <path>
+		meta, p, ok := bytes.Cut(entry, []byte{'\t'})
+		fields := strings.Fields(string(meta))
+		if !ok || len(fields) != 3 {
+			return nil, fmt.Errorf("git ls-files: unexpected entry %q", entry)
+		}
+		f := File{Path: string(p), Mode: fields[0]}
+		if n := len(files); n > 0 && files[n-1].Path == f.Path {
+			continue // another stage of a conflicted file
+		}
+		if f.Mode == "100644" || f.Mode == "100755" {
+			info, err := fs.Stat(fsys, f.Path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			f.Size = info.Size()
+			if f.Script, err = script(fsys, f.Path); err != nil {
+				return nil, err
+			}
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// script reports whether the file begins with "#!".
+func script(fsys fs.FS, p string) (bool, error) {
+	r, err := fsys.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	head := make([]byte, 2)
+	n, err := io.ReadFull(r, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return slices.Equal(head[:n], []byte("#!")), nil
+}
