@@ -3,6 +3,7 @@ package doccheck
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/store"
 )
 
@@ -134,4 +136,26 @@ func TestDesignDocNamesEveryDesign(t *testing.T) {
 	for _, name := range store.DesignNames() {
 		assert.Contains(t, string(b), "\n| `"+name+"` |", "docs/design.md has no row for design %q", name)
 	}
+}
+
+// TestRunDocNamesEveryDriver: package run's comment lists the drivers behind
+// its Driver interface, the list Drivers holds, in its order. The control:
+// the comment as it was before ghz joined the list does not pass.
+func TestRunDocNamesEveryDriver(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "lab", "run", "doc.go"))
+	require.NoError(t, err)
+	assert.Equal(t, run.DriverNames(), driversNamed(string(b)), "internal/lab/run/doc.go")
+	old := "// drives it with one of the drivers (one file\n// each behind the Driver interface: go, k6, h2load), samples both"
+	assert.NotEqual(t, run.DriverNames(), driversNamed(old), "the control")
+}
+
+// driversNamed reads the list after "behind the Driver interface ...:" in a
+// Go comment, up to the closing parenthesis.
+func driversNamed(comment string) []string {
+	text := strings.Join(strings.Fields(strings.ReplaceAll(comment, "//", " ")), " ")
+	m := regexp.MustCompile(`behind the Driver interface[^:)]*: ([^)]*)\)`).FindStringSubmatch(text)
+	if m == nil {
+		return nil
+	}
+	return strings.Split(m[1], ", ")
 }

@@ -1,7 +1,9 @@
-// Package run runs a comparison: it starts a fresh server for every run of
-// the plan, pinned to its CPUs, drives it with one of the drivers (one file
-// each behind the Driver interface: go, k6, h2load), samples both
-// processes' CPU time from /proc over the measured window, checks the
-// invariants through the API, writes each run's record, and hands the
-// records to the report.
+// Package run runs a comparison (Compare): it starts a fresh server for
+// every run of the plan, pinned to its CPUs, drives it with one of the
+// drivers (one file each behind the Driver interface, listed in Drivers:
+// go, k6, h2load, ghz), samples both processes' CPU time from /proc over
+// the measured window, checks the invariants through the API, writes each
+// run's record, and hands the records to the report. The capacity study
+// (RunCapacity) and the seeds' runs of a fixed number of calls
+// (RunCounted) run the same way.
 package run
