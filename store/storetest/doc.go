@@ -29,8 +29,9 @@
 // and that every caller's answer is exactly what one Apply of its command,
 // made during its call, returned. Together these make the history
 // linearizable. The atomic design's Apply calls overlap by contract, so for
-// it the order is searched for instead (with porcupine), which needs a copy
-// of the machine: the [Clone] option. See docs/storetest.md for what this
+// it the order is searched for instead: depth first, over the orders the
+// record allows, each tried on a machine rebuilt by replay or, faster, on
+// copies the [Clone] option makes. See docs/storetest.md for what this
 // proves and what it cannot.
 //
 // Options add what the machine's methods do not say ([ReadOnly], [Shards],
