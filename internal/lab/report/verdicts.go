@@ -116,8 +116,9 @@ type Finding struct {
 	Cell
 	Pair
 	Metric *Metric
-	// Est is the effect: Yuen's 20% trimmed mean of the per-block log
-	// ratios with its 95% interval; N is 0 where too few blocks paired.
+	// Est is the effect: Yuen's trimmed mean of the per-block log ratios (a
+	// tenth of the blocks, at least one, set aside at each end) with its 95%
+	// interval; N is 0 where too few blocks paired.
 	Est paired.Robust
 	// Primary is the confirmatory verdict; nil for an estimate.
 	Primary *paired.Primary

@@ -87,9 +87,9 @@ const SeedLadder = "10,100,200,300,500,1000"
 // a 2-CPU machine. The report judges, in each of its 5 groups (the Go
 // driver on 2 workloads at 2 levels, h2load on the counter at one), inputQ
 // against mutex on calls/s and server CPU per call: a family of 10, tested
-// with Yuen's trimmed mean, which at 10 blocks has 98% power at an effect of
-// 3 block-to-block σ and sets one block out of line aside (paired's
-// simulations). Every block also runs mutex a second time, by a server of
+// with Yuen's trimmed mean, which at 10 blocks detects an effect of 2
+// block-to-block σ in 94% of simulated experiments and sets one block out
+// of line aside (docs/methodology.md, "What the simulations show"). Every block also runs mutex a second time, by a server of
 // its own, as the A/A control: 4 arms × 5 groups, 20 runs a block, 200 in
 // all, each 0.4 s of warm-up and 1.5 s measured, about 6.5 minutes with
 // starting and stopping (PlanDuration; the runner prints its estimate
