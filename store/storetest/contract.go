@@ -45,20 +45,32 @@ func (k *kit[C, R]) fresh(s subject[C, R]) (store.Store[C, R], *recorder[C, R], 
 
 func (k *kit[C, R]) oneCmd(seed uint64) C { return k.gen(rand.New(rand.NewPCG(seed, 1<<32))) }
 
+// closeAtEnd closes a store a check is done with, and adds to the check's
+// error if Close hangs or fails.
+func closeAtEnd[C, R any](st store.Store[C, R], w *watch, err *error) {
+	if cerr := closeWatched(st, w); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("closing the store at the end: %w", cerr))
+	}
+}
+
 // checkEndedContext: a context that has already ended returns its error and
 // applies nothing.
-func checkEndedContext[C, R any](k *kit[C, R], s subject[C, R], seed uint64) error {
+func checkEndedContext[C, R any](k *kit[C, R], s subject[C, R], seed uint64) (err error) {
 	st, rec, err := k.fresh(s)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	w := newWatch(k.o.hang)
+	defer closeAtEnd(st, w, &err)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	for _, ctx := range []context.Context{cancelled, expired} {
-		_, err := st.Do(ctx, k.oneCmd(seed))
+		_, err, hang := doWatched(ctx, st, w, k.oneCmd(seed))
+		if hang != nil {
+			return hang
+		}
 		if !errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("Do with a context already ended (%v) returned %v", ctx.Err(), err)
 		}
@@ -76,17 +88,24 @@ func checkClosed[C, R any](k *kit[C, R], s subject[C, R], seed uint64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.Do(context.Background(), k.oneCmd(seed)); errors.Is(err, store.ErrClosed) {
+	w := newWatch(k.o.hang)
+	_, err, hang := doWatched(context.Background(), st, w, k.oneCmd(seed))
+	if hang != nil {
+		return hang
+	}
+	if errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("Do on an open store returned %v", err)
 	}
-	if err := closeWithin(st, hangLimit); err != nil {
+	if err := closeWatched(st, w); err != nil {
 		return err
 	}
 	rec.closed()
-	if err := closeWithin(st, hangLimit); err != nil {
+	if err := closeWatched(st, w); err != nil {
 		return fmt.Errorf("the second Close: %w", err)
 	}
-	if _, err := st.Do(context.Background(), k.oneCmd(seed)); !errors.Is(err, store.ErrClosed) {
+	if _, err, hang := doWatched(context.Background(), st, w, k.oneCmd(seed)); hang != nil {
+		return fmt.Errorf("Do after Close: %w", hang)
+	} else if !errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("Do after Close returned %v, want store.ErrClosed", err)
 	}
 	applies, _, late, _ := rec.snapshot()
@@ -113,52 +132,73 @@ func checkCloseWaits[C, R any](k *kit[C, R], s subject[C, R], seed uint64) error
 	if err != nil {
 		return err
 	}
+	w := newWatch(k.o.hang)
 	g := newGate()
 	rec.mu.Lock()
 	rec.gate = g
 	rec.mu.Unlock()
 	cmd := k.oneCmd(seed)
-	answered := make(chan error, 1)
+	doSlot := w.slot(fmt.Sprintf("Do(%+v)", cmd), nil)
+	doSlot.untimed = true // held in Apply by the gate
+	answered := make(chan struct{})
+	var answer error
+	doSlot.begin(0)
 	go func() {
-		_, err := st.Do(context.Background(), cmd)
-		answered <- err
+		defer close(answered)
+		_, answer = st.Do(context.Background(), cmd)
+		doSlot.end()
 	}()
+	if err := w.wait(either(g.entered, answered)); err != nil {
+		close(g.release)
+		return fmt.Errorf("waiting for Do to reach Apply: %w", err)
+	}
 	select {
 	case <-g.entered:
-	case <-time.After(hangLimit):
+	default:
 		close(g.release)
-		return fmt.Errorf("Do(%+v) did not reach Apply within %v", cmd, hangLimit)
+		return fmt.Errorf("Do(%+v) returned (%v) without reaching Apply", cmd, answer)
 	}
-	closed := make(chan error, 1)
-	go func() { closed <- st.Close() }()
+	closeSlot := w.slot("Close", nil)
+	closed := make(chan struct{})
+	var closeErr error
+	closeSlot.begin(0)
+	go func() {
+		defer close(closed)
+		closeErr = st.Close()
+		closeSlot.end()
+	}()
 	select {
-	case err := <-closed:
+	case <-closed:
 		close(g.release)
 		if g.atomic {
-			if err := <-answered; errors.Is(err, store.ErrClosed) {
-				return fmt.Errorf("a command inside ApplyAtomic when Close began was answered %v", err)
+			if err := w.wait(answered); err != nil {
+				return err
+			}
+			if errors.Is(answer, store.ErrClosed) {
+				return fmt.Errorf("a command inside ApplyAtomic when Close began was answered %v", answer)
 			}
 			return nil
 		}
-		<-answered
-		return fmt.Errorf("Close returned (%v) while Apply was still running", err)
+		if err := w.wait(answered); err != nil {
+			return fmt.Errorf("Close returned (%v) while Apply was still running; then %w", closeErr, err)
+		}
+		return fmt.Errorf("Close returned (%v) while Apply was still running", closeErr)
 	case <-time.After(closeGrace):
 	}
 	close(g.release)
-	select {
-	case err := <-answered:
-		if errors.Is(err, store.ErrClosed) {
-			return fmt.Errorf("a command inside Apply when Close began was answered %v", err)
-		}
-	case <-time.After(hangLimit):
-		return fmt.Errorf("Do did not return after its Apply")
+	if err := w.wait(answered); err != nil {
+		return fmt.Errorf("after its Apply: %w", err)
 	}
-	select {
-	case err := <-closed:
-		return err
-	case <-time.After(hangLimit):
-		return fmt.Errorf("Close did not return after the Apply")
+	if errors.Is(answer, store.ErrClosed) {
+		return fmt.Errorf("a command inside Apply when Close began was answered %v", answer)
 	}
+	if err := w.wait(closed); err != nil {
+		return fmt.Errorf("after the Apply it waited for: %w", err)
+	}
+	if closeErr != nil {
+		return fmt.Errorf("Close: %w", closeErr)
+	}
+	return nil
 }
 
 // loadCallers is how many goroutines call the store while Close runs:
@@ -167,13 +207,14 @@ const loadCallers = 16
 
 // checkCloseUnderLoad: Close while many callers are mid-Do returns; every
 // caller is answered or gets store.ErrClosed, none hangs; nothing is applied
-// after Close returned; and what was answered is linearizable.
+// after Close returned, and a call begun after it is refused; and what was
+// answered is linearizable.
 func checkCloseUnderLoad[C, R any](k *kit[C, R], s subject[C, R], seed uint64) error {
 	h, err := k.record(s, seed, loadCallers, 4*loadCallers)
-	if err != nil {
+	if h == nil {
 		return err
 	}
-	return k.verify(h)
+	return errors.Join(err, k.verify(h))
 }
 
 // checkNoLeak: once a store that has served calls is closed, every goroutine
@@ -184,11 +225,14 @@ func checkNoLeak[C, R any](k *kit[C, R], s subject[C, R], seed uint64) error {
 	if err != nil {
 		return fmt.Errorf("cannot build the store: %w", err)
 	}
+	w := newWatch(k.o.hang)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for range loadCallers {
-		st.Do(context.Background(), k.gen(rng))
+		if _, _, hang := doWatched(context.Background(), st, w, k.gen(rng)); hang != nil {
+			return hang
+		}
 	}
-	if err := closeWithin(st, hangLimit); err != nil {
+	if err := closeWatched(st, w); err != nil {
 		return err
 	}
 	if err := goleak.Find(before); err != nil {

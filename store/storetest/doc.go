@@ -34,8 +34,20 @@
 // copies the [Clone] option makes. See docs/storetest.md for what this
 // proves and what it cannot.
 //
+// Every search is bounded: past [SearchBudget] calls to Apply the check
+// fails with [ErrInconclusive], saying how far it got, rather than run on.
+// Every wait is bounded too, by the calls themselves: a call to Do or Close
+// is declared hung once it has run [HangFactor] times longer than the
+// slowest call the check has seen complete, or [HangAfter] (a second by
+// default) if that is longer, and the check fails with [ErrHang]. Each check
+// is a subtest of its own that fails as soon as it ends and logs the time it
+// took, so a forbidden overlap is reported within seconds even when a later
+// check finds a design that never answers. [Results] yields the same
+// results one by one outside a test; [Verify] gathers them into one error.
+//
 // Options add what the machine's methods do not say ([ReadOnly], [Shards],
 // [Clone], [Equal]), choose designs ([Designs]) or add a design of one's own
-// beside the registry's ([Store]), and size the run ([Calls], [Seed],
-// [Pars], [BenchCommands]).
+// beside the registry's ([Store]), size the run ([Calls], [Seed], [Pars],
+// [BenchCommands]) and bound its waits and searches ([HangAfter],
+// [SearchBudget]).
 package storetest

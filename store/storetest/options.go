@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"time"
 
 	"github.com/locklab/locklab/store"
 )
@@ -29,6 +30,8 @@ type options struct {
 	pars     []int
 	cmds     int
 	variants bool
+	hang     time.Duration // the hang bound's floor
+	budget   int           // applies the replay search may make; 0: the default
 }
 
 // Defaults of the options Check and Benchmark read.
@@ -50,7 +53,7 @@ const (
 var DefaultPars = []int{1, 8, 64}
 
 func newOptions(opts []Option) *options {
-	o := &options{clients: DefaultClients, calls: DefaultCalls, pars: DefaultPars, cmds: DefaultBenchCommands, variants: true}
+	o := &options{clients: DefaultClients, calls: DefaultCalls, pars: DefaultPars, cmds: DefaultBenchCommands, variants: true, hang: DefaultHangAfter}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -130,6 +133,31 @@ func BenchCommands(n int) Option {
 	return func(o *options) { o.cmds = n }
 }
 
+// HangAfter sets the least time Check waits for a call to Do or Close
+// before it declares the design hung (default DefaultHangAfter). The bound
+// is derived from the calls themselves: a call counts as hung once it has
+// been in flight for max(d, HangFactor × the slowest call the check has seen
+// complete), so a slow machine or a loaded computer raises it on its own. Set
+// d above the longest a single call of your machine can take when nothing
+// else is running (a first call that warms a cache, an Apply that syncs a
+// file): before any call has completed, d is the whole bound.
+//
+// A check that declares a hang fails with an error wrapping ErrHang, naming
+// the call and the bound; the goroutine stuck in the design is left behind.
+func HangAfter(d time.Duration) Option {
+	return func(o *options) { o.hang = d }
+}
+
+// SearchBudget bounds the replay's search for an order of overlapping
+// applies, in calls to the machine's Apply (default: 2n² + 100,000 for n
+// recorded applies, which a history without overlaps never comes near).
+// Past it the check fails with an error wrapping ErrInconclusive that says
+// how far the search got; the exclusion and answer checks run in full
+// regardless.
+func SearchBudget(applies int) Option {
+	return func(o *options) { o.budget = applies }
+}
+
 // NoVariants runs each registry design once, with store.Config's defaults.
 // Check otherwise also runs each owner design with a queue of one (callers
 // then wait for the owner almost always) and each sharded design with two
@@ -169,6 +197,10 @@ func newKit[C, R any](newMachine func() store.Machine[C, R], gen func(*rand.Rand
 		return nil, fmt.Errorf("storetest: Calls(%d, %d): both must be at least 1", o.clients, o.calls)
 	case o.cmds < 1:
 		return nil, fmt.Errorf("storetest: BenchCommands(%d): must be at least 1", o.cmds)
+	case o.hang <= 0:
+		return nil, fmt.Errorf("storetest: HangAfter(%v): must be positive", o.hang)
+	case o.budget < 0:
+		return nil, fmt.Errorf("storetest: SearchBudget(%d): must not be negative", o.budget)
 	}
 	for _, p := range o.pars {
 		if p < 1 {

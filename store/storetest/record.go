@@ -52,6 +52,7 @@ type applied[C, R any] struct {
 	err         error
 	begin, end  int64 // ticks
 	atomicApply bool  // through ApplyAtomic, which may overlap by contract
+	read        bool  // declared read-only by the machine
 }
 
 // access is what the machine declares about a command: whether it only
@@ -155,7 +156,7 @@ func (r *recorder[C, R]) apply(cmd C, atomicApply bool) (R, error) {
 
 	r.mu.Lock()
 	delete(r.inflight, begin)
-	r.applies = append(r.applies, applied[C, R]{cmd: cmd, r: res, err: err, begin: begin, end: r.clock.Add(1), atomicApply: atomicApply})
+	r.applies = append(r.applies, applied[C, R]{cmd: cmd, r: res, err: err, begin: begin, end: r.clock.Add(1), atomicApply: atomicApply, read: acc.read})
 	r.mu.Unlock()
 	return res, err
 }
