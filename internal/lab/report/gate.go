@@ -21,6 +21,7 @@ type gateView struct {
 	// clean counts each report cell's blocks with a clean attempt; planned
 	// its blocks in all.
 	clean, planned map[Cell]int
+	order          []Cell
 	// foreign are every run's foreign shares, for the machine's summary.
 	foreign []float64
 }
@@ -67,6 +68,9 @@ func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
 		first := as[tries[0]][0]
 		c := Cell{Section{first.Workload, first.Driver, first.Factors}, first.Level}
 		v.cellBlocks++
+		if v.planned[c] == 0 {
+			v.order = append(v.order, c)
+		}
 		v.planned[c]++
 		if len(tries) > 1 {
 			v.rerun++
@@ -87,6 +91,10 @@ func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
 	slices.SortStableFunc(kept, func(a, b *record.Run) int { return a.Index - b.Index })
 	return kept, v
 }
+
+// cells are the report cells the gate saw, in the order of their first
+// run.
+func (v gateView) cells() []Cell { return v.order }
 
 // withheld says why a cell's verdicts are withheld — too few of its
 // blocks were clean for the analysis — or "".

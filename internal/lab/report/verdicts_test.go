@@ -205,6 +205,11 @@ func TestGateWithholdsATooNoisyVerdict(t *testing.T) {
 	assert.Equal(t, 7, f.Est.N)
 	assert.Equal(t, paired.OutcomeDetected, f.Primary.Outcome)
 
+	// Every block spoiled: no group is left to analyse, and the headline
+	// still names the group and withholds its verdicts.
+	md = mustNew(t, meta, gatedRuns(t, 1, 2, 3, 4, 5, 6, 7, 8)).Markdown()
+	assert.Contains(t, md, "**counter · go · 10 callers** — every verdict withheld, too noisy: 0 of 8 blocks clean (the analysis needs 5).")
+
 	meta.Gate = nil // records from before the gate: nothing spoiled, nothing dropped
 	rep = mustNew(t, meta, gatedRuns(t, 1, 3, 5, 7))
 	f, _ = rep.finding(Cell{counterGo, 10}, Pair{"inputQ", "mutex"}, mCallsPerSec)
