@@ -75,10 +75,15 @@ func (rep *Report) headline(withCharts bool) []block {
 	out := []block{heading{2, "Headline"}, para(rep.gate.machine())}
 	// A group the gate left too few clean blocks has no findings to say
 	// it: its verdicts are withheld here, by name.
+	withheld := false
 	for _, c := range rep.gate.cells() {
 		if w := rep.gate.withheld(c, paired.MinBlocksRobust); w != "" && len(rep.findings(c)) == 0 {
 			out = append(out, para(fmt.Sprintf("**%s** — every verdict withheld, %s.", rep.cellName(c), w)))
+			withheld = true
 		}
+	}
+	if len(rep.Findings) == 0 && withheld {
+		return out
 	}
 	if len(rep.Findings) == 0 {
 		return append(out, para(fmt.Sprintf("No comparison: no level ran two store-backed designs including the baseline (%s), "+
