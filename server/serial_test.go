@@ -26,8 +26,11 @@ func serialByWorkload(s *pb.GetStatsResponse) map[string]*pb.SerialDemand {
 // counter's busiest serial resource was busy at least that long, the other
 // workloads' stores were idle, and Reset starts a new window. The store's
 // own tests bound the measurement from both sides, with controls; here the
-// upper bound only catches a wrong unit or a window that does not start
-// over, since -work's spin runs long, not short, on a loaded machine.
+// upper bound only catches a wrong unit (a thousandfold) or a window that
+// does not start over, since -work's spin runs long, not short, on a loaded
+// machine: a spin preempted, or its CPU stolen by the hypervisor, keeps the
+// resource busy for longer (3× was exceeded on a host that stole a tenth of
+// the CPUs).
 func TestStatsSerialDemand(t *testing.T) {
 	const n, work = 40, 250 * time.Microsecond
 	want := (n * work).Seconds()
@@ -48,7 +51,7 @@ func TestStatsSerialDemand(t *testing.T) {
 			require.Len(t, serial, len(Workloads()), "one entry per served workload: %v", s.GetSerial())
 			c := serial["counter"]
 			assert.GreaterOrEqual(t, c.GetMaxBusySeconds(), 0.9*want, "%v", c)
-			assert.LessOrEqual(t, c.GetMaxBusySeconds(), 3*want, "%v", c)
+			assert.LessOrEqual(t, c.GetMaxBusySeconds(), 10*want, "%v", c)
 			assert.LessOrEqual(t, c.GetMaxBusySeconds(), c.GetBusySeconds())
 			assert.Positive(t, c.GetResources())
 			assert.Equal(t, uint32(1), c.GetSampleEvery())
