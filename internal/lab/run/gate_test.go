@@ -233,3 +233,44 @@ func TestQuietCheck(t *testing.T) {
 }
 
 var _ = plan.TwinSuffix
+
+// TestSecondStageAddsBlocksOnce: -precision sizes the plan from the first
+// stage's widest primary interval and runs the added blocks once, numbered
+// after the first stage's runs; a target already met adds none (the
+// control).
+func TestSecondStageAddsBlocksOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		precision string
+		added     int
+	}{
+		{name: "too wide: up to -max-blocks", precision: "0.01%", added: 3},
+		{name: "control: already precise enough", precision: "40%", added: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(t, func(o *Options) {
+				o.Workloads, o.Modes, o.Drivers, o.VUs, o.Reps = "counter", "mutex,inputQ", "go", "10", 5
+				o.Precision, o.MaxBlocks = tt.precision, 8
+			})
+			cfg.Duration, cfg.Warmup, cfg.Out = time.Second, 0, t.TempDir()
+			// The fake driver's calls differ from block to block, so the
+			// first stage's intervals have a width to size.
+			p := &gateProcs{fakeProcs: fakeProcs{admin: &fakeAdmin{}, applied: 500, acked: 500}, t: t, foreign: func(Job) float64 { return 0.01 }}
+			specs := layout(cfg)
+			meta := newMeta(cfg, nil)
+			runs, err := runPlan(t.Context(), cfg, p, specs, new(nopWriter))
+			require.NoError(t, err)
+			for i, r := range runs {
+				r.Derived.CallsPerSec *= 1 + 0.05*float64(i%3)
+			}
+			more, err := secondStage(t.Context(), cfg, p, testCatalog(), &meta, specs, runs, new(nopWriter))
+			require.NoError(t, err)
+			assert.Len(t, more, tt.added*len(cfg.Modes))
+			assert.Equal(t, tt.added, meta.Gate.Added)
+			for i, r := range more {
+				assert.Greater(t, r.Rep, cfg.Reps, "only new blocks: %s", r.ID)
+				assert.Equal(t, len(specs)+1+i, r.Index, "numbered after the first stage")
+			}
+		})
+	}
+}
