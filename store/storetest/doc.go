@@ -16,8 +16,10 @@
 //	}
 //
 // where newMachine returns a fresh machine and gen draws a random command.
-// `go test -bench Machine -count 10 | benchstat -col /design -` then
-// compares the designs on the user's own machine.
+// Rounds of `go test -bench Machine -count 1` appended to one file, read
+// by `go run github.com/locklab/locklab/cmd/storeverdict bench.txt`, then
+// compare the designs on the user's own machine, paired round by round as
+// the lab pairs its blocks (docs/storetest.md).
 //
 // Check needs no model of the machine: the machine is its own
 // specification. It gives each design a recording machine that notes, on

@@ -230,11 +230,12 @@ func (k *kit[C, R]) describeCall(seed uint64, c int) func(n int) string {
 }
 
 // Benchmark runs one body over every design that can host the machine and
-// every parallelism, named design=D/par=P, so that
+// every parallelism, named design=D/par=P, so that rounds of
 //
-//	go test -run '^$' -bench . -count 10 | benchstat -col /design -
+//	go test -run '^$' -bench . -count 1 >> bench.txt
 //
-// compares the designs on the machine's own commands. Each goroutine of
+// read by cmd/storeverdict compare the designs on the machine's own
+// commands, paired round by round. Each goroutine of
 // b.RunParallel (par per CPU, b.SetParallelism) calls Do over a ring of
 // commands drawn from gen before the timer starts, so the generator is not
 // measured; the machine is built, and any warm-up in newMachine done, before
