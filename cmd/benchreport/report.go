@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/store"
 )
 
@@ -187,7 +188,7 @@ const pairingNote = "the i-th run of every row is paired with the i-th of every 
 
 // clusterRule is the rule of clusters, in the report's words.
 var clusterRule = fmt.Sprintf("sorted by log ns/op, the runs split at their largest gap that leaves at least %d on each side, "+
-	"if that gap is wider than %g× the wider side's own log range and than a ratio of %.2f", clusterMinRuns, clusterSpreadK, clusterMinGap)
+	"if that gap is wider than %g× the wider side's own log range and than a ratio of %.2f", paired.ClusterMinRuns, paired.ClusterSpreadK, paired.ClusterMinGap)
 
 // cell is one table cell: the median ± interval, or the two clusters; n/a
 // if the design never ran the op, – if only this row is missing.
@@ -199,7 +200,7 @@ func (d *Data) cell(k row) string {
 	if !ok {
 		return "–"
 	}
-	if c := clusters(d.rows[k].NsPerOp); c != nil {
+	if c := paired.Clusters(d.rows[k].NsPerOp); c != nil {
 		return fmtClusters(c)
 	}
 	return fmtStat(s)
@@ -213,14 +214,14 @@ func (d *Data) interval(k row) string {
 		return "–"
 	}
 	out := fmtNs(s.Summary.Center) + " " + fmtBounds(s.Summary.Lo, s.Summary.Hi, fmtNs)
-	if c := clusters(d.rows[k].NsPerOp); c != nil {
+	if c := paired.Clusters(d.rows[k].NsPerOp); c != nil {
 		out += " (two clusters: " + fmtClusters(c) + ")"
 	}
 	return out
 }
 
 // fmtClusters is "202 (4) / 826 (2)": each cluster's median and run count.
-func fmtClusters(cs []cluster) string {
+func fmtClusters(cs []paired.Cluster) string {
 	var s []string
 	for _, c := range cs {
 		s = append(s, fmt.Sprintf("%s (%d)", fmtNs(c.Median), c.N))

@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/paired"
 )
 
 // samplePath is a short real run of 7 rounds at -cpu 1,2, with one row
@@ -174,7 +176,7 @@ func TestReportTables(t *testing.T) {
 						require.NotNil(t, rr, "%s %s par=%s work=%s", design, tt.op, r[0], r[1])
 						// Every other cell is the median of the raw runs, or
 						// their two clusters.
-						if c := clusters(rr.ns); c != nil {
+						if c := paired.Clusters(rr.ns); c != nil {
 							clustered++
 							assert.Equal(t, fmtClusters(c), cell)
 							continue

@@ -202,16 +202,16 @@ func TestClusters(t *testing.T) {
 	tests := []struct {
 		name string
 		xs   []float64
-		want []cluster
+		want []paired.Cluster
 	}{
-		{"two regimes", []float64{836, 817, 201, 202, 203, 208}, []cluster{{4, 202.5}, {2, 826.5}}},
+		{"two regimes", []float64{836, 817, 201, 202, 203, 208}, []paired.Cluster{{N: 4, Median: 202.5}, {N: 2, Median: 826.5}}},
 		{"one regime", []float64{200, 202, 205, 210, 199}, nil},
 		{"gap too small a ratio", []float64{100, 100, 100, 106, 106, 106}, nil},
 		{"one outlier is not a cluster", []float64{100, 101, 102, 103, 500}, nil},
 		{"too few rounds", []float64{100, 500, 100}, nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, clusters(tt.xs)) })
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, paired.Clusters(tt.xs)) })
 	}
 }
 

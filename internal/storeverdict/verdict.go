@@ -15,10 +15,10 @@ import (
 // row is one design in one group.
 type row struct {
 	Design   string
-	Rounds   int       // the design's rounds in the group
-	Paired   int       // rounds paired with the baseline's (the fewer of the two)
-	Median   float64   // of the design's values, in the input's unit
-	Clusters []cluster // two when the rounds split (see clusters)
+	Rounds   int              // the design's rounds in the group
+	Paired   int              // rounds paired with the baseline's (the fewer of the two)
+	Median   float64          // of the design's values, in the input's unit
+	Clusters []paired.Cluster // two when the rounds split (see clusters)
 	// Primary is the verdict, nil when the design has no ratio to the
 	// baseline here (a value that is not positive, or no baseline rounds).
 	Primary *paired.Primary
@@ -122,7 +122,7 @@ func analyse(d *data, cfg Config) (*report, error) {
 
 // describe summarises one design's rounds.
 func describe(name string, xs []float64) row {
-	return row{Design: name, Rounds: len(xs), Median: median(slices.Sorted(slices.Values(xs))), Clusters: clusters(xs)}
+	return row{Design: name, Rounds: len(xs), Median: median(slices.Sorted(slices.Values(xs))), Clusters: paired.Clusters(xs)}
 }
 
 // oriented returns the values whose ratio, design over baseline, is above
@@ -332,3 +332,15 @@ func pctAbs(f float64) string { return strconv.FormatFloat(100*f, 'g', 3, 64) + 
 
 // eqLevel names the equivalence interval's level, 1 − 2α.
 func eqLevel(alpha float64) string { return strconv.FormatFloat(100*(1-2*alpha), 'g', 3, 64) + "%" }
+
+// median of sorted values (the mean of the middle two for an even count).
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}

@@ -1,4 +1,4 @@
-package main
+package paired
 
 import (
 	"math"
@@ -12,14 +12,14 @@ func TestClusters(t *testing.T) {
 	tests := []struct {
 		name string
 		runs []float64
-		want []cluster
+		want []Cluster
 	}{
 		{"the bimodal owner row", []float64{836, 817, 201, 202, 203, 208},
-			[]cluster{{N: 4, Median: 202.5}, {N: 2, Median: 826.5}}},
+			[]Cluster{{N: 4, Median: 202.5}, {N: 2, Median: 826.5}}},
 		{"order of the runs does not matter", []float64{201, 836, 202, 817, 208, 203},
-			[]cluster{{N: 4, Median: 202.5}, {N: 2, Median: 826.5}}},
+			[]Cluster{{N: 4, Median: 202.5}, {N: 2, Median: 826.5}}},
 		{"three and seven", []float64{100, 101, 99, 100, 102, 98, 100, 300, 310, 305},
-			[]cluster{{N: 7, Median: 100}, {N: 3, Median: 305}}},
+			[]Cluster{{N: 7, Median: 100}, {N: 3, Median: 305}}},
 		// Controls: rows the rule must leave whole.
 		{"control: unimodal", []float64{200, 204, 198, 210, 202, 207, 199, 201, 203, 205}, nil},
 		{"control: one outlier is not a cluster", []float64{200, 201, 202, 203, 204, 800}, nil},
@@ -29,7 +29,7 @@ func TestClusters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, clusters(tt.runs))
+			assert.Equal(t, tt.want, Clusters(tt.runs))
 		})
 	}
 }
@@ -53,10 +53,10 @@ func TestClustersRareOnUnimodalNoise(t *testing.T) {
 	for _, sigma := range []float64{0.05, 0.2} {
 		split, found := 0, 0
 		for range rows {
-			if clusters(draw(sigma, 0)) != nil {
+			if Clusters(draw(sigma, 0)) != nil {
 				split++
 			}
-			if c := clusters(draw(sigma/4, 3)); len(c) == 2 && c[1].N == 3 {
+			if c := Clusters(draw(sigma/4, 3)); len(c) == 2 && c[1].N == 3 {
 				found++
 			}
 		}
