@@ -331,14 +331,14 @@ func (p Primary) Short() string {
 		return fmt.Sprintf("too few blocks (n=%d)", p.N)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s [%s, %s]", pct(p.Ratio-1), pct(p.Lo-1), pct(p.Hi-1))
+	fmt.Fprintf(&b, "%s [%s, %s]", Pct(p.Ratio-1), Pct(p.Lo-1), Pct(p.Hi-1))
 	switch p.Outcome {
 	case OutcomeDetected:
-		fmt.Fprintf(&b, " p_adj=%s", pval(p.AdjP))
+		fmt.Fprintf(&b, " p_adj=%s", PValue(p.AdjP))
 	case OutcomeEquivalent:
-		fmt.Fprintf(&b, ": the same within ±%s (%s [%s, %s])", pctAbs(p.Margin), p.eqLevel(), pct(p.EqLo-1), pct(p.EqHi-1))
+		fmt.Fprintf(&b, ": the same within ±%s (%s [%s, %s])", PctAbs(p.Margin), p.eqLevel(), Pct(p.EqLo-1), Pct(p.EqHi-1))
 	case OutcomeNotShown:
-		fmt.Fprintf(&b, ": not shown (neither a difference nor within ±%s)", pctAbs(p.Margin))
+		fmt.Fprintf(&b, ": not shown (neither a difference nor within ±%s)", PctAbs(p.Margin))
 	}
 	return b.String()
 }
@@ -361,14 +361,14 @@ func (p Primary) Sentence() string {
 		if p.Ratio < 1 {
 			dir = "lower"
 		}
-		return fmt.Sprintf("%s %s [%s, %s] %s than %s's (p_adj=%s)", subject, pctAbs(math.Abs(p.Ratio-1)),
-			pctAbs(min(lo, hi)), pctAbs(max(lo, hi)), dir, p.Baseline, pval(p.AdjP))
+		return fmt.Sprintf("%s %s [%s, %s] %s than %s's (p_adj=%s)", subject, PctAbs(math.Abs(p.Ratio-1)),
+			PctAbs(min(lo, hi)), PctAbs(max(lo, hi)), dir, p.Baseline, PValue(p.AdjP))
 	case OutcomeEquivalent:
-		return fmt.Sprintf("%s within ±%s of %s's (%s, %s interval [%s, %s])", subject, pctAbs(p.Margin), p.Baseline,
-			pct(p.Ratio-1), p.eqLevel(), pct(p.EqLo-1), pct(p.EqHi-1))
+		return fmt.Sprintf("%s within ±%s of %s's (%s, %s interval [%s, %s])", subject, PctAbs(p.Margin), p.Baseline,
+			Pct(p.Ratio-1), p.eqLevel(), Pct(p.EqLo-1), Pct(p.EqHi-1))
 	case OutcomeNotShown:
 		return fmt.Sprintf("%s not shown to differ from %s's, nor to lie within ±%s of it (%s [%s, %s])", subject, p.Baseline,
-			pctAbs(p.Margin), pct(p.Ratio-1), pct(p.Lo-1), pct(p.Hi-1))
+			PctAbs(p.Margin), Pct(p.Ratio-1), Pct(p.Lo-1), Pct(p.Hi-1))
 	}
 	return fmt.Sprintf("%s against %s's: too few blocks for a verdict (n=%d)", subject, p.Baseline, p.N)
 }

@@ -286,43 +286,45 @@ func detectable(e Effect, level float64) float64 {
 // by why no test was possible.
 func (v Verdict) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s vs %s %s %s ", v.Design, v.Baseline, pct(v.Effect.GeoMean-1), v.Metric)
+	fmt.Fprintf(&b, "%s vs %s %s %s ", v.Design, v.Baseline, Pct(v.Effect.GeoMean-1), v.Metric)
 	if math.IsInf(v.Effect.Hi, 1) {
 		b.WriteString("[no interval]")
 	} else {
-		fmt.Fprintf(&b, "[%s, %s]", pct(v.Effect.Lo-1), pct(v.Effect.Hi-1))
+		fmt.Fprintf(&b, "[%s, %s]", Pct(v.Effect.Lo-1), Pct(v.Effect.Hi-1))
 	}
 	switch v.State {
 	case Detected:
-		fmt.Fprintf(&b, ", p=%s (adj %s), %s", pval(v.P), pval(v.AdjP), blocks(v.Effect.N))
+		fmt.Fprintf(&b, ", p=%s (adj %s), %s", PValue(v.P), PValue(v.AdjP), blocks(v.Effect.N))
 	case NoDifference:
 		fmt.Fprintf(&b, ", p=%s (adj %s), %s: no difference detected, the effect lies within ±%s; these runs could detect ±%s",
-			pval(v.P), pval(v.AdjP), blocks(v.Effect.N), pctAbs(v.Within), pctAbs(v.Detectable))
+			PValue(v.P), PValue(v.AdjP), blocks(v.Effect.N), PctAbs(v.Within), PctAbs(v.Detectable))
 	case NotConfirmed:
 		fmt.Fprintf(&b, ", p=%s (adj %s), %s: %s over %d comparisons (the unadjusted interval excludes no effect)",
-			pval(v.P), pval(v.AdjP), blocks(v.Effect.N), NotConfirmed, v.Family)
+			PValue(v.P), PValue(v.AdjP), blocks(v.Effect.N), NotConfirmed, v.Family)
 	case TooFew:
 		fmt.Fprintf(&b, ", %s: too few repetitions for a test (smallest p %s, needs ≤ %s)",
-			blocks(v.Effect.N), pval(v.MinP), pval(v.Alpha/float64(v.Family)))
+			blocks(v.Effect.N), PValue(v.MinP), PValue(v.Alpha/float64(v.Family)))
 	}
 	return b.String()
 }
 
-// pct formats a fraction as a signed percentage with a true minus sign: two
+// Pct formats a fraction as a signed percentage with a true minus sign: two
 // significant figures' worth, which is all a few blocks can support. Only
 // an exact zero prints as 0%: a bound a hair from no effect keeps its sign
 // and enough digits to show which side it is on (−0.045%).
-func pct(f float64) string {
+func Pct(f float64) string {
 	switch {
 	case f == 0:
 		return "0%"
 	case f < 0:
-		return "−" + pctAbs(-f)
+		return "−" + PctAbs(-f)
 	}
-	return "+" + pctAbs(f)
+	return "+" + PctAbs(f)
 }
 
-func pctAbs(f float64) string {
+// PctAbs formats a fraction's size as a percentage: whole from 10%, one
+// decimal from 0.1%, and enough digits below that to show it is not 0.
+func PctAbs(f float64) string {
 	f = math.Abs(f)
 	p := 100 * f
 	switch {
@@ -343,7 +345,8 @@ func blocks(n int) string {
 	return "n=" + strconv.Itoa(n) + " blocks"
 }
 
-func pval(p float64) string {
+// PValue formats a p value, "<0.001" below a thousandth.
+func PValue(p float64) string {
 	if p < 0.001 {
 		return "<0.001"
 	}
@@ -358,19 +361,19 @@ func pval(p float64) string {
 //	−12% [−30%, +9%]: too few repetitions for a test (n=2 blocks)
 func (v Verdict) Short() string {
 	var b strings.Builder
-	b.WriteString(pct(v.Effect.GeoMean - 1))
+	b.WriteString(Pct(v.Effect.GeoMean - 1))
 	if math.IsInf(v.Effect.Hi, 1) {
 		b.WriteString(" [no interval]")
 	} else {
-		fmt.Fprintf(&b, " [%s, %s]", pct(v.Effect.Lo-1), pct(v.Effect.Hi-1))
+		fmt.Fprintf(&b, " [%s, %s]", Pct(v.Effect.Lo-1), Pct(v.Effect.Hi-1))
 	}
 	switch v.State {
 	case Detected:
-		fmt.Fprintf(&b, " p=%s p_adj=%s", pval(v.P), pval(v.AdjP))
+		fmt.Fprintf(&b, " p=%s p_adj=%s", PValue(v.P), PValue(v.AdjP))
 	case NoDifference:
-		fmt.Fprintf(&b, " p=%s p_adj=%s: no difference detected, within ±%s", pval(v.P), pval(v.AdjP), pctAbs(v.Within))
+		fmt.Fprintf(&b, " p=%s p_adj=%s: no difference detected, within ±%s", PValue(v.P), PValue(v.AdjP), PctAbs(v.Within))
 	case NotConfirmed:
-		fmt.Fprintf(&b, " p=%s p_adj=%s: %s", pval(v.P), pval(v.AdjP), NotConfirmed)
+		fmt.Fprintf(&b, " p=%s p_adj=%s: %s", PValue(v.P), PValue(v.AdjP), NotConfirmed)
 	case TooFew:
 		fmt.Fprintf(&b, ": %s (%s)", TooFew, blocks(v.Effect.N))
 	}

@@ -310,6 +310,6 @@ func TestPctKeepsTheSign(t *testing.T) {
 	}{
 		{-0.00045, "−0.045%"}, {0.00045, "+0.045%"}, {0, "0%"}, {-0.032, "−3.2%"}, {0.12, "+12%"}, {-0.001, "−0.1%"},
 	} {
-		assert.Equal(t, tt.want, pct(tt.f), "%v", tt.f)
+		assert.Equal(t, tt.want, Pct(tt.f), "%v", tt.f)
 	}
 }

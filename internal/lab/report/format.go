@@ -67,39 +67,3 @@ func joinInts(xs []int) string {
 func Headline(calls, p50, p99 float64) string {
 	return fmt.Sprintf("%s calls/s, p50 %s, p99 %s", fmtNum(calls), fmtMs(p50), fmtMs(p99))
 }
-
-// signedPct prints an effect (a fraction) as a signed percentage with a
-// true minus sign, to two significant figures' worth; only an exact zero
-// prints as 0%, so that a bound a hair from no effect keeps its sign.
-func signedPct(f float64) string {
-	switch {
-	case f == 0:
-		return "0%"
-	case f < 0:
-		return "−" + absPct(-f)
-	}
-	return "+" + absPct(f)
-}
-
-// absPct prints a fraction's size as a percentage: whole above 10%, one
-// decimal above 0.1%, and enough digits below that to show it is not 0.
-func absPct(f float64) string {
-	f = math.Abs(f)
-	switch p := 100 * f; {
-	case math.IsInf(p, 0):
-		return "∞%"
-	case p >= 9.95:
-		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
-	case p >= 0.095 || p == 0:
-		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
-	}
-	return strconv.FormatFloat(100*f, 'g', 2, 64) + "%"
-}
-
-// fmtP prints a p value.
-func fmtP(p float64) string {
-	if p < 0.001 {
-		return "<0.001"
-	}
-	return strconv.FormatFloat(p, 'g', 2, 64)
-}

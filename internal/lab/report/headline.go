@@ -110,7 +110,7 @@ func (rep *Report) headline(withCharts bool) []block {
 			"in every group, %d in all, tested together (Holm, family-wise level %s). Each effect is the trimmed mean of the per-block "+
 			"log ratios (Yuen's: a tenth of the blocks, at least one, set aside at each end), with its 95%% interval; a difference is claimed where the adjusted p is at most %s, and \"within ±%s\" only where "+
 			"the 90%% interval lies inside that margin (two one-sided tests); anything else is \"not shown\".",
-			rep.baseline(), labelsOf(pm), rep.primaryCount(), fmtAlpha(), fmtAlpha(), absPct(rep.margin()))))
+			rep.baseline(), labelsOf(pm), rep.primaryCount(), fmtAlpha(), fmtAlpha(), paired.PctAbs(rep.margin()))))
 		out = append(out, rep.findingTable(primary, pm, true))
 	}
 	if len(other) > 0 || len(primary) > 0 {
@@ -204,7 +204,7 @@ func (rep *Report) aaFloor() string {
 			}
 		}
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s within ±%s (widest in %s: %s)", m.Label, absPct(widest), rep.cellName(at.Cell), at.Short()))
+			parts = append(parts, fmt.Sprintf("%s within ±%s (widest in %s: %s)", m.Label, paired.PctAbs(widest), rep.cellName(at.Cell), at.Short()))
 		}
 	}
 	if len(parts) == 0 {
@@ -258,13 +258,13 @@ func primaryPhrase(f Finding) string {
 		if p.Ratio < 1 {
 			dir = "lower"
 		}
-		return fmt.Sprintf("%s %s [%s, %s] %s (p_adj=%s)", f.Metric.Label, absPct(math.Abs(p.Ratio-1)), absPct(min(lo, hi)), absPct(max(lo, hi)), dir, fmtP(p.AdjP))
+		return fmt.Sprintf("%s %s [%s, %s] %s (p_adj=%s)", f.Metric.Label, paired.PctAbs(math.Abs(p.Ratio-1)), paired.PctAbs(min(lo, hi)), paired.PctAbs(max(lo, hi)), dir, paired.PValue(p.AdjP))
 	case paired.OutcomeEquivalent:
-		return fmt.Sprintf("%s the same within ±%s (%s [%s, %s])", f.Metric.Label, absPct(p.Margin), signedPct(p.Ratio-1), signedPct(p.EqLo-1), signedPct(p.EqHi-1))
+		return fmt.Sprintf("%s the same within ±%s (%s [%s, %s])", f.Metric.Label, paired.PctAbs(p.Margin), paired.Pct(p.Ratio-1), paired.Pct(p.EqLo-1), paired.Pct(p.EqHi-1))
 	case paired.OutcomeTooFew:
 		return fmt.Sprintf("%s: too few blocks for a verdict (n=%d)", f.Metric.Label, p.N)
 	}
-	return fmt.Sprintf("%s neither shown to differ nor shown within ±%s (%s [%s, %s])", f.Metric.Label, absPct(p.Margin), signedPct(p.Ratio-1), signedPct(p.Lo-1), signedPct(p.Hi-1))
+	return fmt.Sprintf("%s neither shown to differ nor shown within ±%s (%s [%s, %s])", f.Metric.Label, paired.PctAbs(p.Margin), paired.Pct(p.Ratio-1), paired.Pct(p.Lo-1), paired.Pct(p.Hi-1))
 }
 
 // levelVerdicts are one level's paired comparisons, below its figures.

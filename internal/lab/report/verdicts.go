@@ -140,7 +140,7 @@ func (f Finding) Short() string {
 	case f.Est.N == 0:
 		return "— (too few blocks for an interval)"
 	}
-	return fmt.Sprintf("%s [%s, %s]", signedPct(f.Est.Ratio-1), signedPct(f.Est.Lo-1), signedPct(f.Est.Hi-1))
+	return fmt.Sprintf("%s [%s, %s]", paired.Pct(f.Est.Ratio-1), paired.Pct(f.Est.Lo-1), paired.Pct(f.Est.Hi-1))
 }
 
 // cellNotes is what the report says of a cell's runs beside its verdicts.

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,7 +148,7 @@ func labLock(ctx context.Context, path string, out io.Writer) (release func(), e
 	}
 	holder, _ := os.ReadFile(path)
 	fmt.Fprintf(out, "waiting for another locklab runner to finish (%s holds %s): two on one machine would measure each other\n",
-		cmpOr(strings.TrimSpace(string(holder)), "a process"), path)
+		cmp.Or(strings.TrimSpace(string(holder)), "a process"), path)
 	// Polled, not a blocking flock, so that the wait ends with ctx.
 	tick := time.NewTicker(lockPoll)
 	defer tick.Stop()
@@ -175,13 +176,6 @@ func labLock(ctx context.Context, path string, out io.Writer) (release func(), e
 func writeHolder(f *os.File) {
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d (%s)\n", os.Getpid(), strings.Join(os.Args, " "))), 0)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // addedReps is the plan's blocks from first+1 to last, numbered after the
