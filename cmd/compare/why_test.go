@@ -26,17 +26,27 @@ const knownWork = 50 * time.Microsecond
 // work about half the server's CPU, a share of ~50 samples known to ~15%.
 const minSamples = 100
 
-// landed is the check: did got µs per call rise by want within tol?
-func landed(what string, got, want, tol float64) error {
-	if rel := (got - want) / want; rel < -tol || rel > tol {
-		return fmt.Errorf("%s rose by %.1f µs per call, want %.1f µs ± %.0f%% (off by %+.0f%%)", what, got, want, tol*100, rel*100)
+// The spin's CPU is known from one side only. It is calibrated on the
+// fastest of several rounds, so it runs at least as long as asked (less a
+// calibration's error, under): on a core whose other hardware thread is
+// busy — the tests beside this one — the same iterations take longer (a
+// fifth longer in a parallel make test on a two-CPU host). So the check
+// takes 20% under the work and 50% over it: enough to catch the work
+// missing from store (a rise near 0) or counted twice (near 2×).
+const under, over = 0.20, 0.50
+
+// landed is the check: did got µs per call rise by want, within under
+// below it and over above it?
+func landed(what string, got, want float64) error {
+	if rel := (got - want) / want; rel < -under || rel > over {
+		return fmt.Errorf("%s rose by %.1f µs per call, want %.1f µs −%.0f%%/+%.0f%% (off by %+.0f%%)", what, got, want, under*100, over*100, rel*100)
 	}
 	return nil
 }
 
 // TestAttributionKnownAnswer runs the real server under the runner with
 // attribution off and on, with and without knownWork: the store's µs per
-// call must rise by knownWork within 20% against the same design without
+// call must rise by knownWork (see under and over) against the same design without
 // work, while the rest of the call moves by much less; the runs without
 // attribution must be the runs they always were, and the report must say
 // what attribution cost them.
@@ -55,14 +65,14 @@ func TestAttributionKnownAnswer(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		out, store, rest = attributionRun(t, server, loadBin)
 		t.Logf("attempt %d: store %.1f → %.1f µs per call, the rest %.1f → %.1f", attempt, store[without], store[with], rest[without], rest[with])
-		if attempt == 3 || (landed("store", store[with]-store[without], want, 0.20) == nil && rest[with]-rest[without] < want/2) {
+		if attempt == 3 || (landed("store", store[with]-store[without], want) == nil && rest[with]-rest[without] < want/2) {
 			break
 		}
 	}
-	assert.NoError(t, landed("store", store[with]-store[without], want, 0.20))
+	assert.NoError(t, landed("store", store[with]-store[without], want))
 	assert.Less(t, rest[with]-rest[without], want/2, "the work landed in store, not spread over the rest of the call")
 	// The control: the check fails where the work did not go.
-	assert.Error(t, landed("the rest", rest[with]-rest[without], want, 0.20))
+	assert.Error(t, landed("the rest", rest[with]-rest[without], want))
 
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
