@@ -59,8 +59,24 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 		}
 	}
 	m.GitCommit = firstLine(output("git", "rev-parse", "--short", "HEAD"))
-	m.GitDirty = output("git", "status", "--porcelain", "--untracked-files=no") != ""
+	m.GitDirty = gitDirty("")
 	return m
+}
+
+// ResultsDir is where the repository keeps committed results. Changes
+// under it are data, not code: a study that replaces its own folder there
+// (make cores, make why, make seeds) still runs the commit it names.
+const ResultsDir = "docs/results"
+
+// gitDirty reports whether the work tree in dir ("" for the current
+// directory) has uncommitted changes to tracked files outside ResultsDir:
+// changes to the code that the commit alone would not name.
+func gitDirty(dir string) bool {
+	args := []string{"status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)" + ResultsDir}
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	return output("git", args...) != ""
 }
 
 func procField(path, key string) string {
