@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -230,7 +231,11 @@ func Load(dir string) ([]*Run, error) {
 		}
 		runs = append(runs, &r)
 	}
-	slices.SortFunc(runs, func(a, b *Run) int { return a.Index - b.Index })
+	// Run order is the order the runs started in: a cell the validity gate
+	// ran again repeats its runs' indexes after the runs that followed them.
+	slices.SortStableFunc(runs, func(a, b *Run) int {
+		return cmp.Or(a.Started.Compare(b.Started), a.Index-b.Index, cmp.Compare(a.Attempt, b.Attempt))
+	})
 	return runs, nil
 }
 
