@@ -1,8 +1,8 @@
 // Package load is locklab's Go load driver: it drives a locklab server with
 // the workloads of workloads.json — the same file the k6 scripts read, so
 // the two drivers cannot drift — and summarises the run in the
-// driver-neutral locklab.load-summary/v1 document (Summary) that k6 and the
-// runner write too.
+// driver-neutral locklab.load-summary/v1 document (package summary) that k6
+// and the runner write too.
 //
 // Why a second driver: on a 2-CPU machine k6 spends more CPU per call than
 // the server it measures, so it, not the server, sets the throughput. A Go
@@ -21,9 +21,9 @@
 // Every answer is checked as the k6 scripts check it (an OK with a
 // consistent body, a refusal the bank scenario expects, or an unexpected
 // error). Latencies go into HDR histograms (hdrhistogram-go), carried
-// encoded in the summary so that repetitions merge exactly (MergeHDR).
+// encoded in the summary so that repetitions merge exactly (summary.MergeHDR).
 // Accounts and keys can be Zipf-skewed (Zipf, θ < 1) and the share of reads
-// set (Config.ReadRatio). ReadSummary reads any driver's summary.
+// set (Config.ReadRatio). summary.Read reads any driver's summary.
 //
 // cmd/load is the command; docs/load.md describes the flags, the models and
 // the schema.

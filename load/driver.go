@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/locklab/locklab/internal/summary"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 // Config is one load run. DefaultConfig gives the defaults; Run validates.
@@ -197,7 +197,7 @@ func newClients(cc *grpc.ClientConn) clients {
 // unexpected answer is counted, not returned: Run fails only when the run
 // could not happen (bad config, no server), or returns ErrInterrupted with a
 // summary when ctx ended during the window.
-func Run(ctx context.Context, cfg Config) (*Summary, error) {
+func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -496,9 +496,9 @@ type shard struct {
 func newRecorder(cases, shards int) *recorder {
 	r := &recorder{shards: make([]*shard, max(shards, 1))}
 	for i := range r.shards {
-		s := &shard{hist: make([]*hdrhistogram.Histogram, cases), byCode: map[codes.Code]int64{}, okHist: NewHistogram()}
+		s := &shard{hist: make([]*hdrhistogram.Histogram, cases), byCode: map[codes.Code]int64{}, okHist: summary.NewHistogram()}
 		for c := range s.hist {
-			s.hist[c] = NewHistogram()
+			s.hist[c] = summary.NewHistogram()
 		}
 		r.shards[i] = s
 	}
@@ -538,13 +538,13 @@ func (s *shard) addOpen(dropped, late int64) {
 }
 
 // summary adds up the shards. Callers have stopped.
-func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
-	s := &Summary{
-		Schema: SummarySchema, Driver: "go",
+func (r *recorder) summary(cfg Config, p *plan) (*summary.Summary, error) {
+	s := &summary.Summary{
+		Schema: summary.Schema, Driver: "go",
 		DriverVersion: fmt.Sprintf("locklab load, grpc-go %s, %s", grpc.Version, runtime.Version()),
 		Workload:      cfg.Workload, Model: cfg.Model, Callers: cfg.Callers, Conns: cfg.Conns,
 		Skew: cfg.Skew, ReadRatio: p.reportedReadRatio, DurationS: cfg.Duration.Seconds(),
-		ByCode: map[string]int64{}, ByCase: map[string]CaseStats{},
+		ByCode: map[string]int64{}, ByCase: map[string]summary.CaseStats{},
 	}
 	if cfg.Model == "open" {
 		s.Rate = cfg.Rate
@@ -553,11 +553,11 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 		s.Scenario = cfg.Scenario
 		s.Mix = p.mix.String()
 	}
-	all, ok := NewHistogram(), NewHistogram()
+	all, ok := summary.NewHistogram(), summary.NewHistogram()
 	var tl timeline
 	perCase := make([]*hdrhistogram.Histogram, len(p.cases))
 	for i := range perCase {
-		perCase[i] = NewHistogram()
+		perCase[i] = summary.NewHistogram()
 	}
 	for _, sh := range r.shards {
 		sh.mu.Lock()
@@ -585,20 +585,20 @@ func (r *recorder) summary(cfg Config, p *plan) (*Summary, error) {
 	for i, h := range perCase {
 		all.Merge(h)
 		if p.drawn[i] {
-			s.ByCase[p.cases[i]] = CaseStats{
+			s.ByCase[p.cases[i]] = summary.CaseStats{
 				Count: h.TotalCount(), P50Ms: ms(h.ValueAtPercentile(50)), P99Ms: ms(h.ValueAtPercentile(99)),
 			}
 		}
 	}
 	s.Calls = s.OK + s.ExpectedRefusals + s.UnexpectedErrors
 	s.CallsPerS = float64(s.Calls) / s.DurationS
-	s.LatencyMs = LatencyOf(all)
-	s.Percentiles = PercentilesOf(all)
-	okLat := LatencyOf(ok)
+	s.LatencyMs = summary.LatencyOf(all)
+	s.Percentiles = summary.PercentilesOf(all)
+	okLat := summary.LatencyOf(ok)
 	s.LatencyOKMs = &okLat
 	s.Timeline = tl.points(cfg.Duration)
 	var err error
-	if s.HDR, err = EncodeHDR(all); err != nil {
+	if s.HDR, err = summary.EncodeHDR(all); err != nil {
 		return nil, err
 	}
 	return s, s.Validate()

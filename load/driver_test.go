@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/load"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/summary"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -151,7 +152,7 @@ func TestRunAgainstServer(t *testing.T) {
 				byCase += cs.Count
 			}
 			assert.Equal(t, s.Calls, byCase)
-			h, err := load.DecodeHDR(s.HDR)
+			h, err := summary.DecodeHDR(s.HDR)
 			require.NoError(t, err)
 			assert.Equal(t, s.Calls, h.TotalCount())
 			if cfg.Model == "open" {
@@ -316,7 +317,7 @@ func (s stallingCounter) Increment(ctx context.Context, _ *pb.IncrementRequest) 
 // instead.
 func TestOpenModelMeasuresFromIntendedStart(t *testing.T) {
 	const stall = 300 * time.Millisecond
-	run := func(t *testing.T, model string, dropAfter time.Duration) *load.Summary {
+	run := func(t *testing.T, model string, dropAfter time.Duration) *summary.Summary {
 		t.Helper()
 		fake := stallingCounter{armAt: time.Now().Add(300 * time.Millisecond), stall: stall, stalled: new(atomic.Bool)}
 		addr := startFake(t, func(g *grpc.Server) { pb.RegisterCounterServiceServer(g, fake) }, nil)
@@ -353,9 +354,9 @@ func TestOpenModelMeasuresFromIntendedStart(t *testing.T) {
 }
 
 // slowCalls counts the calls of s's histogram that took at least d.
-func slowCalls(t *testing.T, s *load.Summary, d time.Duration) int64 {
+func slowCalls(t *testing.T, s *summary.Summary, d time.Duration) int64 {
 	t.Helper()
-	h, err := load.DecodeHDR(s.HDR)
+	h, err := summary.DecodeHDR(s.HDR)
 	require.NoError(t, err)
 	var n int64
 	for _, b := range h.Distribution() {

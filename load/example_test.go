@@ -3,7 +3,6 @@ package load_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/locklab/locklab/load"
 )
@@ -33,18 +32,4 @@ func ExampleZipf() {
 	}
 	fmt.Printf("rank 0: %.0f%%\n", float64(hot)/1000)
 	// Output: rank 0: 13%
-}
-
-// Merging the histograms of two repetitions gives the percentiles of both.
-func ExampleMergeHDR() {
-	var reps []*load.Summary
-	for _, d := range []time.Duration{time.Millisecond, 3 * time.Millisecond} {
-		h := load.NewHistogram()
-		_ = h.RecordValues(d.Microseconds(), 50)
-		enc, _ := load.EncodeHDR(h)
-		reps = append(reps, &load.Summary{HDR: enc})
-	}
-	h, _ := load.MergeHDR(reps...)
-	fmt.Println(h.TotalCount(), "calls, p99", load.LatencyOf(h).P99, "ms")
-	// Output: 100 calls, p99 3.001 ms
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // maxTimeline bounds the intervals of a timeline: each holds a histogram.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/load"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/summary"
 )
 
 func TestMain(m *testing.M) {
@@ -75,7 +76,7 @@ func TestRunWritesSummary(t *testing.T) {
 	var stderr bytes.Buffer
 	err := run(t.Context(), append(short, "-workload", "bank", "-scenario", "B", "-reset", "-out", out), &bytes.Buffer{}, &stderr)
 	require.NoError(t, err, stderr.String())
-	s, err := load.ReadSummary(out)
+	s, err := summary.Read(out)
 	require.NoError(t, err)
 	assert.Equal(t, "B", s.Scenario)
 	assert.Positive(t, s.Calls)
@@ -84,7 +85,7 @@ func TestRunWritesSummary(t *testing.T) {
 	// Without -out the summary goes to stdout.
 	var stdout bytes.Buffer
 	require.NoError(t, run(t.Context(), append(short, "-workload", "counter", "-model", "open", "-rate", "200"), &stdout, &bytes.Buffer{}))
-	s, err = load.ParseSummary(stdout.Bytes())
+	s, err = summary.Parse(stdout.Bytes())
 	require.NoError(t, err)
 	assert.Equal(t, "open", s.Model)
 
@@ -94,7 +95,7 @@ func TestRunWritesSummary(t *testing.T) {
 	err = run(t.Context(), append(short, "-workload", "bank", "-mix", "transfer:1", "-scenario", "A", "-out", out), &bytes.Buffer{}, &bytes.Buffer{})
 	require.ErrorIs(t, err, errUnexpected)
 	assert.False(t, errors.Is(err, errUsage), "a run that happened exits 1, not 2")
-	s, err = load.ReadSummary(out)
+	s, err = summary.Read(out)
 	require.NoError(t, err)
 	assert.Positive(t, s.UnexpectedErrors)
 }
@@ -110,7 +111,7 @@ func TestRunInterruptedWritesSummary(t *testing.T) {
 	defer stop.Stop()
 	err := run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "10s", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
 	require.ErrorIs(t, err, load.ErrInterrupted)
-	s, err := load.ReadSummary(out)
+	s, err := summary.Read(out)
 	require.NoError(t, err)
 	assert.Positive(t, s.Calls)
 	assert.Less(t, s.DurationS, 1.0)

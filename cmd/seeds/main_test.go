@@ -18,8 +18,8 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/seeds"
-	"github.com/locklab/locklab/internal/summary"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

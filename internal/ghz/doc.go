@@ -1,7 +1,7 @@
 // Package ghz is what locklab knows of ghz (github.com/bojand/ghz), the
 // bank seed's load generator: the call and call-data template of every
 // workload case it can send, and its JSON report read into the
-// driver-neutral summary (internal/summary).
+// driver-neutral summary (package summary).
 //
 // ghz sends one method per run, so a case, not a workload's mix, is what a
 // ghz run drives. Random accounts and keys come from ghz's own call-data

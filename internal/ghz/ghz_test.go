@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/internal/summary"
 	"github.com/locklab/locklab/load"
+	"github.com/locklab/locklab/summary"
 )
 
 // Every case of workloads.json is one ghz can send, or one it says why not.

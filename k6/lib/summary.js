@@ -141,7 +141,7 @@ export function summaryJSON(script, cases, data) {
     acked_transfers: counterValue(m.acked_transfers),
     dropped: counterValue(m.dropped_iterations),
     late: 0,
-    // What only k6 knows (the Go struct keeps it as load.Summary.K6).
+    // What only k6 knows (the Go struct keeps it as summary.Summary.K6).
     k6: {
       executor: e.executor,
       vus: e.vus,

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/internal/summary"
 	"github.com/locklab/locklab/store"
+	"github.com/locklab/locklab/summary"
 )
 
 // The capacity study offers every design the same arrival rates (the open

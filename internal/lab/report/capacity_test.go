@@ -12,7 +12,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // capRun is a fixture run of the capacity study.

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"

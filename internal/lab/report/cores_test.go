@@ -12,8 +12,8 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 // coreRun is a counter run of one second at n server CPUs whose server

@@ -16,8 +16,8 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 // synthAdmin is a server whose RSS and goroutines grow with each GetStats,

@@ -15,7 +15,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // Counted is one run of a fixed number of calls of one case, sent by ghz:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/locklab/locklab/internal/ghz"
 	"github.com/locklab/locklab/internal/lab/plan"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // GhzVersion is the only ghz the runner accepts: the version tools/ghz/go.mod

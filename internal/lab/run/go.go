@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/locklab/locklab/internal/lab/plan"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // goDriver is cmd/load, the Go driver: grpc-go callers, HDR histograms,

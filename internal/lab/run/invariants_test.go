@@ -8,7 +8,7 @@ import (
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 
 	"github.com/locklab/locklab/internal/lab/plan"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 func TestCheckInvariants(t *testing.T) {

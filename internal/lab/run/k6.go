@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/plan"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // k6Driver runs the k6 scripts in k6/, the seed's tool; the scripts take

@@ -15,8 +15,8 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 // fakeAdmin is a server's AdminService whose counter a fake driver moves.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 // -update rewrites the golden files from what the code renders now; read

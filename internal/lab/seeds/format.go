@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 // k6Duration prints milliseconds as k6's summary does: µs below a

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/ghz"
-	"github.com/locklab/locklab/internal/summary"
+	"github.com/locklab/locklab/summary"
 )
 
 func k6Details(iterations int64, sent, received int64, testRunMs float64) *summary.K6Details {

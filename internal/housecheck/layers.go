@@ -1,0 +1,125 @@
+package housecheck
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// A Package is one package of the module as the layering check sees it.
+type Package struct {
+	Path    string   // import path, relative to the module: "load", "internal/lab/run"; "" the root
+	Main    bool     // a command
+	Imports []string // the module's packages it imports (not its tests), relative as Path
+}
+
+// Lab is the comparison runner's tree: it sits on top of the libraries it
+// measures, so that none of them depends on the way the lab measures them.
+const Lab = "internal/lab"
+
+// Shared is a package of Lab that libraries may import, and why.
+type Shared struct{ Path, Why string }
+
+// LabShared are the packages of Lab that a library outside it may import,
+// each with its reason; every other package of Lab is the runner's alone.
+var LabShared = []Shared{
+	{
+		Path: Lab + "/paired",
+		Why:  "the paired statistics: storeverdict judges a user's own benchmark rounds with the lab's own rules, not a copy of them",
+	},
+}
+
+// Layers checks the module's import graph. Two rules hold:
+//
+//   - A public package (a library outside internal/) imports no internal
+//     package: whoever imports it from outside the module could not build
+//     it otherwise, and a public package would lean on code with no promise
+//     of stability.
+//   - A library (any package but a command) outside Lab imports from Lab
+//     only what LabShared names.
+//
+// Commands may import anything; tests are not counted.
+func Layers(pkgs []Package) []Problem {
+	var out []Problem
+	for _, p := range pkgs {
+		if p.Main {
+			continue
+		}
+		for _, imp := range p.Imports {
+			switch {
+			case !isInternal(p.Path) && isInternal(imp):
+				out = append(out, Problem{Path: display(p.Path), Why: "a public package imports the internal package " + imp})
+			case !under(p.Path, Lab) && under(imp, Lab) && !slices.ContainsFunc(LabShared, func(e Shared) bool { return e.Path == imp }):
+				out = append(out, Problem{Path: display(p.Path), Why: "a library imports the runner's " + imp + " (" + Lab + " is imported by commands and by itself)"})
+			}
+		}
+	}
+	return out
+}
+
+// isInternal reports whether p (relative to the module) is under an
+// internal/ folder, as the go command reads the word.
+func isInternal(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "internal")
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// display names a package in a Problem; "" is the module's root.
+func display(p string) string { return "package " + cmp.Or(p, "(root)") }
+
+// ListPackages runs `go list` in root: every package of the module, with the
+// module's packages it imports, paths relative to the module.
+func ListPackages(root string) ([]Package, error) {
+	module, err := goList(root, "-m")
+	if err != nil {
+		return nil, err
+	}
+	module = strings.TrimSpace(module)
+	listing, err := goList(root, "-f", "{{.ImportPath}}\t{{.Name}}\t{{join .Imports \" \"}}", "./...")
+	if err != nil {
+		return nil, err
+	}
+	rel := func(p string) (string, bool) {
+		if p == module {
+			return "", true
+		}
+		r, ok := strings.CutPrefix(p, module+"/")
+		return r, ok
+	}
+	var pkgs []Package
+	for line := range strings.Lines(listing) {
+		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("go list: unexpected line %q", line)
+		}
+		path, ok := rel(f[0])
+		if !ok {
+			return nil, fmt.Errorf("go list: %s is not in module %s", f[0], module)
+		}
+		p := Package{Path: path, Main: f[1] == "main"}
+		for imp := range strings.FieldsSeq(f[2]) {
+			if r, ok := rel(imp); ok {
+				p.Imports = append(p.Imports, r)
+			}
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+func goList(root string, args ...string) (string, error) {
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s in %s: %v: %s", strings.Join(args, " "), root, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return string(out), nil
+}

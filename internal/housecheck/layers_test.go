@@ -1,0 +1,61 @@
+package housecheck
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLayersOfTheModule is the check itself, over the module's packages as
+// `go list` reads them.
+func TestLayersOfTheModule(t *testing.T) {
+	pkgs, err := ListPackages(repoRoot(t))
+	require.NoError(t, err, "the check needs the go command")
+	var public, lab int
+	for _, p := range pkgs {
+		if !p.Main && !isInternal(p.Path) {
+			public++
+		}
+		if under(p.Path, Lab) {
+			lab++
+		}
+	}
+	require.Greater(t, public, 5, "go list listed the public packages")
+	require.Greater(t, lab, 3, "go list listed the runner's packages")
+	for _, p := range Layers(pkgs) {
+		t.Error(p)
+	}
+}
+
+// TestLayersCatchesBackArrows is the control: a small graph with a public
+// package importing an internal one, a library importing the runner, and
+// the arrows that are allowed beside them (a command importing anything, a
+// public package importing a public one, the runner importing itself and a
+// library importing what LabShared names). Only the planted arrows may be
+// reported.
+func TestLayersCatchesBackArrows(t *testing.T) {
+	require.NotEmpty(t, LabShared)
+	pkgs := []Package{
+		{Path: "load", Imports: []string{"summary", "internal/summary"}},
+		{Path: "", Main: true, Imports: []string{"server", "internal/ghz"}},
+		{Path: "server", Imports: []string{"store", Lab + "/run"}},
+		{Path: "cmd/compare", Main: true, Imports: []string{Lab + "/run", "internal/summary"}},
+		{Path: Lab + "/run", Imports: []string{Lab + "/report", "load", "internal/ghz"}},
+		{Path: "internal/ghz", Imports: []string{"load", Lab + "/plan"}},
+		{Path: "internal/storeverdict", Imports: []string{LabShared[0].Path}},
+		{Path: "store/storetest", Imports: []string{"store"}},
+	}
+	assert.Equal(t, []Problem{
+		{Path: "package load", Why: "a public package imports the internal package internal/summary"},
+		{Path: "package server", Why: "a public package imports the internal package " + Lab + "/run"},
+		{Path: "package internal/ghz", Why: "a library imports the runner's " + Lab + "/plan (" + Lab + " is imported by commands and by itself)"},
+	}, Layers(pkgs))
+}
+
+func TestLabSharedHoldTheirReasons(t *testing.T) {
+	for _, s := range LabShared {
+		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)
+		assert.NotEmpty(t, s.Why, s.Path)
+	}
+}
