@@ -149,7 +149,7 @@ why: build h2load ## where each design's server CPU goes, per category, h2load c
 CAPACITY_OUT ?= docs/results/capacity
 
 .PHONY: capacity
-capacity: build ## capacity study → docs/results/capacity/: counter, bank-A × mutex/inputQ/inputQ-batch/combining/sharded/noop, open-model ladder + knee search at p99 ≤ 1 ms, overload per admission policy (about 9.6 min: 288 runs × 1.65 s + 24 overload runs × 4.05 s)
+capacity: build ## capacity study → docs/results/capacity/: counter, bank-A × mutex/inputQ/inputQ-batch/combining/sharded/noop, open-model ladder + knee search at p99 ≤ 1 ms, overload per admission policy (~9.6 min)
 	rm -rf $(CAPACITY_OUT)/runs
 	LOCKLAB_COMMAND="make capacity$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) -study capacity -out $(CAPACITY_OUT) $(ARGS)
 
@@ -157,10 +157,10 @@ capacity: build ## capacity study → docs/results/capacity/: counter, bank-A ×
 # measured window, saved beside the run's raw JSON (docs/methodology.md).
 # PROFILE picks the run (its number or id) of the plan that ARGS describe.
 PROFILE ?= 1
-PROFILE_ARGS ?= -driver go -workloads counter -modes inputQ -vus 100 -reps 1 -duration 5s
+PROFILE_ARGS ?= -driver go -workloads counter -modes inputQ -baseline inputQ -aa=false -vus 100 -reps 1 -duration 5s
 
 .PHONY: profile
-profile: build ## CPU profile and runtime trace of one run's server → results/<timestamp>/runs/ (~10 s)
+profile: build ## CPU profile and runtime trace of one run's server → results/<timestamp>/runs/ (~6 s)
 	LOCKLAB_COMMAND="make profile" $(RUNNER) $(PROFILE_ARGS) -profile $(PROFILE) $(ARGS)
 
 # --- the seeds: each source experiment in its own table -------------------------
@@ -169,17 +169,21 @@ profile: build ## CPU profile and runtime trace of one run's server → results/
 # and README.md, the seed's own table beside its published figures
 # (internal/lab/seeds). SEED_MODES are the designs side by side.
 #
-# Time, estimated from runs × durations on 2 CPUs (the runner prints its own
-# estimate before the ladder): the ladder is 2 modes × 6 levels × 2 reps = 24
-# k6 runs of 1 s warm-up + 5 s, plus connecting (2 processes × VUs × 1.5 ms):
-# ~3 min; the bank 20 ghz runs of 0.5 s warm-up + under a second of calls +
-# starting ghz twice: ~1 min; rpcx 8 runs of 20,000 calls at a few thousand
-# calls/s: ~1 min; nGrinder 2 × 3 runs of 1 s + 5 s: ~40 s. About 6 min of
-# runs; from a fresh clone, building k6 and ghz adds a few minutes.
+# Time, estimated from runs × durations on 2 CPUs: the runner prints its own
+# estimate before the ladder and the nGrinder runs, and make help states it
+# (cmd/compare's tests check the lines against it). The ladder is 3 arms (2
+# modes and the A/A control's second mutex) × 6 levels × 2 reps = 36 k6 runs
+# of 1 s warm-up + 5 s, plus connecting; nGrinder 2 × 3 blocks of the design
+# and its A/A twin, 1 s + 5 s each. The bank is 20 ghz runs of 0.5 s warm-up +
+# under a second of calls + starting ghz twice, about a minute; rpcx 8 runs of
+# 20,000 calls at a few thousand calls/s, about a minute (cmd/seeds prints no
+# estimate for those two). From a fresh clone, building k6 and ghz adds a few
+# minutes.
 SEEDS_OUT            := docs/results/seeds
 SEED_MODES           ?= mutex,inputQ
 SEED_LADDER_REPS     ?= 2
 SEED_LADDER_DURATION ?= 5s
+SEED_LADDER_ARGS      = -driver k6 -ladder -workloads counter -modes $(SEED_MODES) -reps $(SEED_LADDER_REPS) -duration $(SEED_LADDER_DURATION) -warmup 1s
 # RPCX_REQUESTS=1000000 sends the page's full million per row (~30× longer).
 RPCX_REQUESTS        ?=
 SEED_NGRINDER_ARGS   ?= -driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3
@@ -188,22 +192,21 @@ SEED_NGRINDER_AFTER  ?= inputQ-batch
 SEEDS_CMD             = GHZ=$(BIN)/ghz $(GO) run ./cmd/seeds
 
 .PHONY: seeds seed-ladder seed-bank seed-rpcx seed-ngrinder
-seeds: seed-ladder seed-bank seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/ (~6 min of runs on 2 CPUs)
+seeds: seed-ladder seed-bank seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/
 
-seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~3 min)
+seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~3.7 min)
 	rm -rf $(SEEDS_OUT)/ladder/runs
-	LOCKLAB_COMMAND="make seed-ladder" $(RUNNER) -driver k6 -ladder -workloads counter -modes $(SEED_MODES) \
-		-reps $(SEED_LADDER_REPS) -duration $(SEED_LADDER_DURATION) -warmup 1s -out $(SEEDS_OUT)/ladder
+	LOCKLAB_COMMAND="make seed-ladder" $(RUNNER) $(SEED_LADDER_ARGS) -out $(SEEDS_OUT)/ladder
 	$(SEEDS_CMD) ladder -in $(SEEDS_OUT)/ladder
 
-seed-bank: build $(BIN)/ghz ## the gRPC bank benchmark with ghz: its scenarios and request counts, 20 in parallel (~1 min)
+seed-bank: build $(BIN)/ghz ## the gRPC bank benchmark with ghz: its scenarios and request counts, 20 in parallel
 	LOCKLAB_COMMAND="make seed-bank" $(SEEDS_CMD) bank -out $(SEEDS_OUT)/bank -modes $(SEED_MODES) -server $(BIN)/locklab
 
-seed-rpcx: build $(BIN)/ghz ## the rpcx page: a 581-byte value at 100…5000 clients, mean/median/max/min/p99/TPS (~1 min)
+seed-rpcx: build $(BIN)/ghz ## the rpcx page: a 581-byte value at 100…5000 clients, mean/median/max/min/p99/TPS
 	LOCKLAB_COMMAND="make seed-rpcx$(if $(RPCX_REQUESTS), RPCX_REQUESTS=$(RPCX_REQUESTS))" $(SEEDS_CMD) rpcx -out $(SEEDS_OUT)/rpcx \
 		-modes $(SEED_MODES) -server $(BIN)/locklab $(if $(RPCX_REQUESTS),-requests $(RPCX_REQUESTS))
 
-seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-batch after (~40 s)
+seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-batch after (~1.2 min)
 	rm -rf $(SEEDS_OUT)/ngrinder/before $(SEEDS_OUT)/ngrinder/after
 	LOCKLAB_COMMAND="make seed-ngrinder (before)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_BEFORE) -baseline $(SEED_NGRINDER_BEFORE) -out $(SEEDS_OUT)/ngrinder/before
 	LOCKLAB_COMMAND="make seed-ngrinder (after)" $(RUNNER) $(SEED_NGRINDER_ARGS) -modes $(SEED_NGRINDER_AFTER) -baseline $(SEED_NGRINDER_AFTER) -out $(SEEDS_OUT)/ngrinder/after
@@ -246,7 +249,7 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report
 
 .PHONY: e2e
-e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked (~4 min)
+e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked
 	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) k6/e2e.sh
 
 # Every native fuzz target (func FuzzX in any package), found with go test
@@ -316,14 +319,14 @@ BENCH_STORE_OUT    := docs/results/store
 # store time measured (every command or 1 in 16), and with both as the server
 # runs them (-metrics-addr adds nothing here: it reads the same figures).
 .PHONY: bench-measure
-bench-measure: $(BIN)/benchstat ## price the server's measurements (store latency, serial demand) per design (~3 min) → docs/results/measure-bench.txt and its raw output measure-bench.raw.txt
+bench-measure: $(BIN)/benchstat ## price the server's measurements (store latency, serial demand) per design → docs/results/measure-bench.txt and its raw output measure-bench.raw.txt
 	$(GO) test -run '^$$' -bench MeasuredStore -benchmem -cpu 2 -count 6 -benchtime 200ms ./server | tee $(BIN)/bench-measure.txt
 	tr -s ' \t' ' ' < $(BIN)/bench-measure.txt > docs/results/measure-bench.raw.txt
 	{ echo '# make bench-measure: BenchmarkMeasuredStore (server/measure_bench_test.go), benchstat -col /measure -row /design,/par; raw output in measure-bench.raw.txt'; \
 	  $(BIN)/benchstat -col /measure -row /design,/par $(BIN)/bench-measure.txt; } > docs/results/measure-bench.txt
 
 .PHONY: bench-store
-bench-store: ## benchmark every store design × op × parallelism × critical section × CPU count, in rounds (~6 min on 2 CPUs) → docs/results/store/
+bench-store: ## benchmark every store design × op × parallelism × critical section × CPU count, in rounds → docs/results/store/
 	@mkdir -p $(BIN) $(BENCH_STORE_OUT)
 	@rm -f $(BIN)/bench-store.txt
 	@cpus='$(BENCH_STORE_CPUS)'; test -n "$$cpus" || { echo "bench-store: no CPU list (BENCH_STORE_CPUS)" >&2; exit 2; }; \
