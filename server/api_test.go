@@ -640,6 +640,23 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// TestModeNew: a mode looked up once builds its server without reading
+// cfg.Mode again (its design's row is what every store is wrapped in), and a
+// Mode made by hand, which has no row, is refused rather than served as noop.
+func TestModeNew(t *testing.T) {
+	for _, m := range Modes() {
+		t.Run(m.Name, func(t *testing.T) {
+			srv, err := m.New(Config{Mode: "not read"})
+			require.NoError(t, err)
+			defer srv.Stop(t.Context())
+			assert.Equal(t, m, srv.Mode())
+		})
+	}
+	srv, err := Mode{Name: "mutex", Doc: "made by hand"}.New(Config{})
+	assert.Nil(t, srv)
+	assert.ErrorContains(t, err, `mode "mutex" is not one of Modes`)
+}
+
 // TestUnservedWorkloadsAreUnimplemented: for every store-backed mode and every
 // workload its design does not serve (from the registry, never a list kept
 // here), each data RPC answers UNIMPLEMENTED naming the design and the

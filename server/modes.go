@@ -57,15 +57,15 @@ func (m Mode) servesErr(wl int) error {
 	}
 	switch wl {
 	case wlCounter:
-		return store.Supports(m.Name, store.Machine[workload.CounterCmd, int64](workload.NewCounter()))
+		return m.design.Supports(store.CapabilitiesOf(store.Machine[workload.CounterCmd, int64](workload.NewCounter())))
 	case wlBank:
 		b, err := workload.NewBank(workload.BankConfig{Accounts: 1})
 		if err != nil {
 			return err
 		}
-		return store.Supports(m.Name, store.Machine[workload.BankCmd, workload.BankResult](b))
+		return m.design.Supports(store.CapabilitiesOf(store.Machine[workload.BankCmd, workload.BankResult](b)))
 	case wlKV:
-		return store.Supports(m.Name, store.Machine[workload.KVCmd, workload.KVResult](workload.NewKV()))
+		return m.design.Supports(store.CapabilitiesOf(store.Machine[workload.KVCmd, workload.KVResult](workload.NewKV())))
 	}
 	return fmt.Errorf("no workload %d", wl)
 }
@@ -162,7 +162,7 @@ func newStores(mode Mode, cfg store.Config, ms *machines, m *metrics, in *inflig
 // an owner design, for the queue gauges). A workload the design does not
 // serve gets a nil store and its refusal, not an error.
 func newStore[C, R any](st *stores, mode Mode, cfg store.Config, wl int, mc store.Machine[C, R]) (store.Store[C, R], error) {
-	s, err := store.New(mode.Name, mc, cfg)
+	s, err := store.Wrap(*mode.design, mc, cfg)
 	if errors.Is(err, store.ErrUnsupported) {
 		st.refused[wl] = fmt.Errorf("%w: mode %s does not serve workload %s: %w", errNotServed, mode.Name, workloadNames[wl], err)
 		return nil, nil

@@ -36,7 +36,8 @@ const DefaultSampleEvery = 16
 
 // Config is what a Server is made from.
 type Config struct {
-	// Mode is one of Modes' names.
+	// Mode is one of Modes' names, for New; Mode.New serves its own mode
+	// and does not read this.
 	Mode string
 	// Bank is the bank at start; its zero value is the default (1000
 	// accounts, scenario A, 20,000,000 each).
@@ -84,12 +85,23 @@ type Server struct {
 	st     *stores // nil for noop
 }
 
-// New builds a server and its stores; Serve starts it, and Stop releases the
-// stores' goroutines (call it even if Serve never ran).
+// New looks up cfg.Mode and builds a server of that mode (Mode.New).
 func New(cfg Config) (*Server, error) {
 	mode, err := LookupMode(cfg.Mode)
 	if err != nil {
 		return nil, err
+	}
+	return mode.New(cfg)
+}
+
+// New builds a server of mode m and its stores, every workload's store
+// wrapped in m's design as looked up once (cfg.Mode is not read); Serve
+// starts it, and Stop releases the stores' goroutines (call it even if Serve
+// never ran).
+func (m Mode) New(cfg Config) (*Server, error) {
+	if m.design == nil && m.Name != noopMode.Name {
+		// A Mode made by hand, not by Modes or LookupMode: it has no design.
+		return nil, fmt.Errorf("mode %q is not one of Modes; modes: %s", m.Name, ModeNames())
 	}
 	if cfg.SampleEvery == 0 {
 		cfg.SampleEvery = DefaultSampleEvery
@@ -110,13 +122,13 @@ func New(cfg Config) (*Server, error) {
 			methods = append(methods, "/"+sd.ServiceName+"/"+md.MethodName)
 		}
 	}
-	m := newMetrics(methods, cfg.SampleEvery)
+	mt := newMetrics(methods, cfg.SampleEvery)
 
-	s := &Server{mode: mode, health: health.NewServer()}
-	if err := mode.CanRun(cfg.Durability); err != nil {
+	s := &Server{mode: m, health: health.NewServer()}
+	if err := m.CanRun(cfg.Durability); err != nil {
 		return nil, err
 	}
-	if mode.StoreBacked() {
+	if m.StoreBacked() {
 		ms, err := newMachines(cfg)
 		if err != nil {
 			return nil, err
@@ -127,17 +139,17 @@ func New(cfg Config) (*Server, error) {
 		if cfg.MaxInflight > 0 {
 			in = newInflight(cfg.MaxInflight)
 		}
-		if s.st, err = newStores(mode, sc, ms, m, in); err != nil {
+		if s.st, err = newStores(m, sc, ms, mt, in); err != nil {
 			return nil, err // newStores closed the logs
 		}
 	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
 		return nil, err // noop refuses the flags the others refuse
 	}
-	unary := []grpc.UnaryServerInterceptor{m.unary}
+	unary := []grpc.UnaryServerInterceptor{mt.unary}
 	var gm *grpcprom.ServerMetrics
 	if cfg.Metrics != nil {
 		gm = grpcMetrics()
-		collected := []prometheus.Collector{gm, m.storeSeconds}
+		collected := []prometheus.Collector{gm, mt.storeSeconds}
 		if s.st != nil && len(s.st.queues) > 0 {
 			collected = append(collected, queueCollectors(s.st)...)
 		}
@@ -170,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 		pb.RegisterBankServiceServer(s.grpc, noopBank{})
 		pb.RegisterKVServiceServer(s.grpc, noopKV{})
 	}
-	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: mode, st: s.st, m: m, sampleEvery: cfg.SampleEvery})
+	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: m, st: s.st, m: mt, sampleEvery: cfg.SampleEvery})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gm != nil {

@@ -135,10 +135,13 @@ func Supports[C, R any](design string, m Machine[C, R]) error {
 	if !ok {
 		return fmt.Errorf("store: unknown design %q", design)
 	}
-	return d.supports(CapabilitiesOf(m))
+	return d.Supports(CapabilitiesOf(m))
 }
 
-func (d Design) supports(has Capability) error {
+// Supports reports whether the design can serve a machine with the
+// capabilities has (CapabilitiesOf): nil, or an error wrapping ErrUnsupported
+// that names the design and what the machine lacks.
+func (d Design) Supports(has Capability) error {
 	if miss := d.Needs &^ has; miss != 0 {
 		return fmt.Errorf("%w: %s needs a machine with %s", ErrUnsupported, d.Name, miss)
 	}
@@ -148,15 +151,25 @@ func (d Design) supports(has Capability) error {
 	return nil
 }
 
-// New wraps m in the named design. The caller must not use m directly
-// afterwards, and must Close the store.
+// New wraps m in the named design: LookupDesign, then Wrap. The caller must
+// not use m directly afterwards, and must Close the store.
 func New[C, R any](design string, m Machine[C, R], cfg Config) (Store[C, R], error) {
 	d, ok := LookupDesign(design)
 	if !ok {
 		return nil, fmt.Errorf("store: unknown design %q", design)
 	}
+	return Wrap(d, m, cfg)
+}
+
+// Wrap wraps m in design d, a row of Designs already looked up (a server
+// resolves its design once and wraps every workload's machine in it). The
+// caller must not use m directly afterwards, and must Close the store.
+func Wrap[C, R any](d Design, m Machine[C, R], cfg Config) (Store[C, R], error) {
+	if d.new == nil {
+		return nil, fmt.Errorf("store: design %q is not a row of the registry", d.Name)
+	}
 	caps := CapabilitiesOf(m)
-	if err := d.supports(caps); err != nil {
+	if err := d.Supports(caps); err != nil {
 		return nil, err
 	}
 	cfg, err := cfg.withDefaults()

@@ -67,6 +67,25 @@ func TestWorkloadCapabilities(t *testing.T) {
 	assert.NoError(t, Supports[workload.CounterCmd, int64]("atomic", workload.NewCounter()))
 }
 
+// TestWrap: Wrap serves a row already looked up as New serves its name, and
+// refuses a Design that is not a registry row (its zero value) instead of
+// panicking.
+func TestWrap(t *testing.T) {
+	for _, d := range Designs() {
+		t.Run(d.Name, func(t *testing.T) {
+			s, err := Wrap[workload.CounterCmd, int64](d, workload.NewCounter(), Config{})
+			require.NoError(t, err)
+			defer s.Close()
+			v, err := s.Do(t.Context(), workload.CounterCmd{Op: workload.CounterIncrement, Delta: 3})
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), v)
+			assert.Equal(t, Supports[workload.BankCmd, workload.BankResult](d.Name, newTestBank()), d.Supports(CapabilitiesOf[workload.BankCmd, workload.BankResult](newTestBank())))
+		})
+	}
+	_, err := Wrap[int, int](Design{Name: "made-up"}, &overlapDetector{}, Config{})
+	assert.ErrorContains(t, err, `design "made-up" is not a row of the registry`)
+}
+
 func TestConfigRefusesNegatives(t *testing.T) {
 	for _, cfg := range []Config{{QueueSize: -1}, {BatchLimit: -1}, {Shards: -1}} {
 		_, err := New[int, int]("mutex", &overlapDetector{}, cfg)

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// listenLine is the one line the server prints on start (main.go).
+// listenLine is the one line the server prints on start (server/serve).
 var listenLine = regexp.MustCompile(`locklab: mode=(\S+) listening on (\S+)`)
 
 // stopGrace bounds a server's graceful stop; the server itself promises 10 s.

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,13 +177,13 @@ func (p *serverProc) kill9(t *testing.T) {
 	}
 }
 
-// crashAndRestart drives the load on a server started with args, kill -9s it
-// mid-load, restarts it with the same args and returns the load and the
-// checker's findings.
-func crashAndRestart(t *testing.T, mode server.Mode, args ...string) (*crashLoad, []string, *serverProc) {
+// crashAndRestart drives the load on a server started with o (and
+// crashAccounts accounts), kill -9s it mid-load, restarts it with the same
+// options and returns the load and the checker's findings.
+func crashAndRestart(t *testing.T, mode server.Mode, o Options) (*crashLoad, []string, *serverProc) {
 	t.Helper()
-	args = append([]string{"-addr", "127.0.0.1:0", "-accounts", fmt.Sprint(crashAccounts)}, args...)
-	p := startServer(t, mode.Name, args...)
+	o.Mode, o.Accounts = mode.Name, crashAccounts
+	p := startServer(t, o)
 	// kill runs in a load goroutine: it only sends the signal; the test
 	// goroutine waits for the exit.
 	var killErr error
@@ -195,7 +195,7 @@ func crashAndRestart(t *testing.T, mode server.Mode, args ...string) (*crashLoad
 	t.Logf("%s: %d/%d increments acknowledged/sent, %d transfers acknowledged before kill -9", mode.Name, load.incAcked, load.incSent, len(load.transfers))
 	require.NotEmpty(t, load.transfers, "the load ran")
 
-	p2 := startServer(t, mode.Name, args...)
+	p2 := startServer(t, o)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return load, load.lost(ctx, dial(t, p2.addr), crashAccounts*20_000_000), p2
@@ -227,7 +227,7 @@ func TestCrashKill9(t *testing.T) {
 	for _, mode := range durableModes(t) {
 		t.Run(mode.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			load, lost, p2 := crashAndRestart(t, mode, "-durability", "wal", "-data-dir", dir, "-snapshot-every", fmt.Sprint(crashSnapshotEvery))
+			load, lost, p2 := crashAndRestart(t, mode, walOptions(mode, dir, crashSnapshotEvery))
 			assert.Empty(t, lost, "acknowledged commands lost in a crash")
 			if load.counter {
 				assert.Positive(t, load.incAcked)
@@ -249,7 +249,7 @@ func TestCrashKill9(t *testing.T) {
 // commands, and the checker says so: it can fail.
 func TestCrashControl(t *testing.T) {
 	mode := durableModes(t)[0]
-	_, lost, p2 := crashAndRestart(t, mode)
+	_, lost, p2 := crashAndRestart(t, mode, options(mode.Name))
 	assert.NotEmpty(t, lost, "a server without a log must lose the acknowledged commands")
 	t.Logf("the checker found, as it should: %s …", lost[0])
 	p2.kill9(t)
@@ -282,7 +282,7 @@ func newestSegment(t *testing.T, dir string) string {
 // increments makes n acknowledged Increment(1)s and stops the server.
 func increments(t *testing.T, mode server.Mode, dir string, n int) {
 	t.Helper()
-	p := startServer(t, mode.Name, "-addr", "127.0.0.1:0", "-durability", "wal", "-data-dir", dir)
+	p := startServer(t, walOptions(mode, dir, 0))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := pb.NewCounterServiceClient(dial(t, p.addr))
@@ -345,14 +345,14 @@ func TestCorruptLastRecord(t *testing.T) {
 
 			if tt.want < 0 {
 				before := dirContents(t, dir)
-				code, out := runBinary(t, "-mode", mode.Name, "-addr", "127.0.0.1:0", "-durability", "wal", "-data-dir", dir)
+				code, out := runProcess(t, walOptions(mode, dir, 0))
 				assert.Equal(t, 1, code, "output:\n%s", out)
 				assert.Contains(t, out, "wal: corrupt log")
 				assert.Contains(t, out, "valid record after it")
 				assert.Equal(t, before, dirContents(t, dir), "a refused data directory is left as it was")
 				return
 			}
-			p := startServer(t, mode.Name, "-addr", "127.0.0.1:0", "-durability", "wal", "-data-dir", dir)
+			p := startServer(t, walOptions(mode, dir, 0))
 			assert.Equal(t, tt.want, counterValue(t, p.addr))
 			var cuts []string
 			for _, l := range p.stderrLines() {
@@ -426,13 +426,13 @@ func TestBadDataDir(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dataDir := tt.setup(t)
 			before := dirContents(t, dataDir)
-			args := []string{"-mode", mode.Name, "-addr", "127.0.0.1:0", "-durability", "wal", "-data-dir", dataDir}
+			o := walOptions(mode, dataDir, 0)
 			var code int
 			var out string
 			if tt.asNobody && os.Geteuid() == 0 {
-				code, out = runAsNobody(t, args...)
+				code, out = runAsNobody(t, o)
 			} else {
-				code, out = runBinary(t, args...)
+				code, out = runProcess(t, o)
 			}
 			assert.Equal(t, 1, code, "output:\n%s", out)
 			assert.Contains(t, out, "locklab: server: data directory")
@@ -443,32 +443,24 @@ func TestBadDataDir(t *testing.T) {
 	}
 }
 
-// runAsNobody runs the server binary as user nobody (65534), from a copy
-// nobody may execute; the data directory's parents are opened for search.
-func runAsNobody(t *testing.T, args ...string) (int, string) {
+// runAsNobody runs the command as user nobody (65534), from a copy of this
+// test binary nobody may execute; the data directory's parents are opened
+// for search.
+func runAsNobody(t *testing.T, o Options) (int, string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "locklab")
-	b, err := os.ReadFile(serverBin)
+	b, err := os.ReadFile(os.Args[0])
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, b, 0o755))
 	for d := filepath.Dir(bin); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		require.NoError(t, os.Chmod(d, 0o755))
 	}
-	dataDir := args[len(args)-1]
-	for d := filepath.Dir(dataDir); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+	for d := filepath.Dir(o.DataDir); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		require.NoError(t, os.Chmod(d, 0o755))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := command(t, bin, o)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		require.NoError(t, err, "output:\n%s", out)
-		return 0, string(out)
-	}
-	return exit.ExitCode(), string(out)
+	return runCmd(t, cmd)
 }
 
 // TestDurabilityRefused: a design the registry does not call durable, and
@@ -489,10 +481,13 @@ func TestDurabilityRefused(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
-			code, out := runBinary(t, "-mode", name, "-durability", "wal", "-data-dir", dir)
-			assert.Equal(t, 2, code, "output:\n%s", out)
-			assert.Contains(t, out, "cannot be durable")
-			_, err := os.Stat(dir)
+			o := options(name)
+			o.Durability, o.DataDir = server.DurabilityWAL, dir
+			var stderr strings.Builder
+			err := Run(t.Context(), o, io.Discard, &stderr)
+			assert.ErrorIs(t, err, ErrUsage)
+			assert.Contains(t, stderr.String(), "cannot be durable")
+			_, err = os.Stat(dir)
 			assert.True(t, os.IsNotExist(err), "the data directory was not created")
 		})
 	}
@@ -501,20 +496,34 @@ func TestDurabilityRefused(t *testing.T) {
 func TestDurabilityUsage(t *testing.T) {
 	mode := counterMode(t)
 	tests := []struct {
-		args []string
+		name string
+		set  func(o *Options)
 		want string
 	}{
-		{[]string{"-durability", "fsync"}, `-durability "fsync": want one of none, wal`},
-		{[]string{"-durability", "wal"}, "-durability wal needs -data-dir"},
-		{[]string{"-data-dir", "x"}, "-data-dir is only used with -durability wal"},
-		{[]string{"-work", "-1us"}, "-work -1µs: want >= 0"},
-		{[]string{"-durability", "wal", "-data-dir", "x", "-snapshot-every", "-1"}, "-snapshot-every -1: want >= 0"},
+		{"fsync", func(o *Options) { o.Durability = "fsync" }, `-durability "fsync": want one of none, wal`},
+		{"no data dir", func(o *Options) { o.Durability = server.DurabilityWAL }, "-durability wal needs -data-dir"},
+		{"data dir alone", func(o *Options) { o.DataDir = "x" }, "-data-dir is only used with -durability wal"},
+		{"negative work", func(o *Options) { o.Work = -time.Microsecond }, "-work -1µs: want >= 0"},
+		{"negative snapshot", func(o *Options) {
+			o.Durability, o.DataDir, o.SnapshotEvery = server.DurabilityWAL, "x", -1
+		}, "-snapshot-every -1: want >= 0"},
 	}
 	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			code, out := runBinary(t, append([]string{"-mode", mode.Name}, tt.args...)...)
-			assert.Equal(t, 2, code, "output:\n%s", out)
-			assert.Contains(t, out, tt.want)
+		t.Run(tt.name, func(t *testing.T) {
+			o := options(mode.Name)
+			tt.set(&o)
+			var stderr strings.Builder
+			err := Run(t.Context(), o, io.Discard, &stderr)
+			assert.ErrorIs(t, err, ErrUsage)
+			assert.Contains(t, stderr.String(), tt.want)
 		})
 	}
+}
+
+// walOptions are the options of mode with a write-ahead log in dir (and
+// snapshots every n records; 0: the default).
+func walOptions(mode server.Mode, dir string, n int) Options {
+	o := options(mode.Name)
+	o.Durability, o.DataDir, o.SnapshotEvery = server.DurabilityWAL, dir, n
+	return o
 }

@@ -1,8 +1,9 @@
-package main
+package serve
 
-// A client written independently of this code: it imports none of locklab's
-// packages (no generated code, no workload, no server) and learns the API the
-// way grpcurl or a foreign-language client would, through gRPC server
+// A client written independently of this code: it uses none of locklab's
+// packages (no generated code, no workload, no server; only the test's setup
+// starts the command, in a process of its own) and learns the API the way
+// grpcurl or a foreign-language client would, through gRPC server
 // reflection. It builds its descriptors with protodesc, its messages with
 // dynamicpb, and checks every answer against the contract alone
 // (docs/design.md §api).
@@ -435,7 +436,7 @@ func TestReflectionClient(t *testing.T) {
 	)
 	for _, mode := range storeModesServingAll() {
 		t.Run(mode, func(t *testing.T) {
-			p := startServer(t, mode, "-addr", "127.0.0.1:0")
+			p := startServer(t, options(mode))
 			api := discover(t, dial(t, p.addr))
 			api.reset(t)
 			assert.Equal(t, int64(initialBalance), field(api.must(t, "BankService/GetBalance", map[string]any{"account": uint32(1)}), "balance").Int())

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -6,10 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,22 +22,15 @@ import (
 
 var metricsRE = regexp.MustCompile(`^locklab: mode=(\S+) metrics on http://(\S+)/metrics$`)
 
-// metricsAddr waits for p's metrics line, the one after the listening line.
-func (p *serverProc) metricsAddr(t *testing.T) string {
+// metricsAddr is where r serves /metrics, from its line after the listening
+// line (printed before Run serves, so already there).
+func (r *running) metricsAddr(t *testing.T) string {
 	t.Helper()
-	var addr string
-	require.Eventually(t, func() bool {
-		lines := p.stderrLines()
-		if len(lines) < 2 {
-			return false
-		}
-		m := metricsRE.FindStringSubmatch(lines[1])
-		if m != nil {
-			addr = m[2]
-		}
-		return m != nil
-	}, time.Minute, 10*time.Millisecond, "no metrics line; stderr:\n%s", p.stderr())
-	return addr
+	lines := strings.Split(r.stderr.String(), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, "stderr:\n%s", r.stderr)
+	m := metricsRE.FindStringSubmatch(lines[1])
+	require.NotNil(t, m, "no metrics line; stderr:\n%s", r.stderr)
+	return m[2]
 }
 
 // handledOK scrapes addr's /metrics with Prometheus's text parser, requires
@@ -73,18 +64,20 @@ func handledOK(t *testing.T, addr string, names ...string) float64 {
 	return 0
 }
 
-// TestMetricsAddr runs the binary with -metrics-addr on port 0: it says
+// TestMetricsAddr runs the command with -metrics-addr on port 0: it says
 // where, serves /metrics whose gRPC count follows the calls and
-// /debug/pprof/, and SIGTERM stops both listeners with exit status 0.
+// /debug/pprof/, and the end of the context stops both listeners.
 func TestMetricsAddr(t *testing.T) {
-	p := startServer(t, "inputQ", "-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0", "-sample-every", "1")
-	maddr := p.metricsAddr(t)
+	o := options("inputQ")
+	o.MetricsAddr, o.SampleEvery = "127.0.0.1:0", 1
+	r := startRun(t, o)
+	maddr := r.metricsAddr(t)
 	host, _, err := net.SplitHostPort(maddr)
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1", host)
 
 	before := handledOK(t, maddr)
-	conn := dial(t, p.addr)
+	conn := dial(t, r.addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for range 10 {
@@ -99,13 +92,10 @@ func TestMetricsAddr(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, conn.Close())
+	http.DefaultClient.CloseIdleConnections() // goleak: the client's keep-alive readers
 
-	p.stop(t, syscall.SIGTERM)
-	assert.Equal(t, []string{
-		fmt.Sprintf("locklab: mode=inputQ listening on %s", p.addr),
-		fmt.Sprintf("locklab: mode=inputQ metrics on http://%s/metrics", maddr),
-		"locklab: mode=inputQ stopped",
-	}, p.stderrLines())
+	r.stop(t)
+	assert.Equal(t, fmt.Sprintf("locklab: mode=inputQ listening on %s\nlocklab: mode=inputQ metrics on http://%s/metrics\nlocklab: mode=inputQ stopped\n", r.addr, maddr), r.stderr.String())
 	_, err = http.Get("http://" + maddr + "/metrics")
 	assert.Error(t, err, "the metrics listener is closed with the server")
 }
@@ -137,44 +127,18 @@ func TestLoopbackIfBare(t *testing.T) {
 	}
 }
 
-func TestMetricsAddrErrors(t *testing.T) {
+// TestMetricsAddrInUse: a metrics address already taken is a runtime
+// failure (status 1) and the gRPC server does not start either. (A
+// -metrics-addr that is no address is a usage error: TestUsageErrors.)
+func TestMetricsAddrInUse(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
-	tests := []struct {
-		name string
-		addr string
-		code int
-		want string
-	}{
-		{"not a port", "nine", 2, `-metrics-addr "nine": port "nine"`},
-		{"in use", busy.Addr().String(), 1, "-metrics-addr: listen tcp " + busy.Addr().String()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out := runBinary(t, "-mode", "mutex", "-addr", "127.0.0.1:0", "-metrics-addr", tt.addr)
-			assert.Equal(t, tt.code, code, "exit status; output:\n%s", out)
-			assert.Contains(t, out, tt.want)
-			assert.NotContains(t, out, "listening on")
-		})
-	}
-}
-
-// TestVersion: -version prints one line naming the module version and the
-// Go version to stdout and exits 0, whatever else is on the command line.
-func TestVersion(t *testing.T) {
-	for _, args := range [][]string{{"-version"}, {"-version", "-mode", "nosuch"}} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			cmd := exec.Command(serverBin, args...)
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
-			assert.Regexp(t, `^locklab \S+ .*go1\.\d+.*\n$`, stdout.String())
-			assert.Empty(t, stderr.String())
-		})
-	}
-	var stdout strings.Builder
-	require.NoError(t, run(context.Background(), []string{"-version"}, &stdout, io.Discard))
-	assert.Equal(t, version()+"\n", stdout.String())
-	assert.Equal(t, "locklab", strings.Fields(version())[0])
+	o := options("mutex")
+	o.MetricsAddr = busy.Addr().String()
+	var stderr strings.Builder
+	err = Run(t.Context(), o, io.Discard, &stderr)
+	assert.Equal(t, 1, ExitCode(err, &stderr))
+	assert.Contains(t, stderr.String(), "-metrics-addr: listen tcp "+busy.Addr().String())
+	assert.NotContains(t, stderr.String(), "listening on")
 }
