@@ -30,6 +30,10 @@ var LabShared = []Shared{
 		Path: Lab + "/paired",
 		Why:  "the paired statistics: storeverdict judges a user's own benchmark rounds with the lab's own rules, not a copy of them",
 	},
+	{
+		Path: Lab + "/cpuset",
+		Why:  "the machine's foreign CPU from /proc/stat and the gate's default share: storeverdict's gate on a user's rounds is the runner's rule and arithmetic, not a copy of them",
+	},
 }
 
 // Layers checks the module's import graph. Two rules hold:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
@@ -112,19 +113,18 @@ const (
 	// load-bound); sharing four, it drove the same server to several times
 	// the calls (docs/results/drivers). gRPC multiplexes the callers'
 	// streams either way; what changes is the driver's own cost per call.
-	DefaultConns = 4
-	DefaultReps  = 10
-	// DefaultMaxForeign: a run whose CPUs something else took more than
-	// 10% of is spoiled. A quiet run reads 0 ± 4% (the kernel counts in
-	// 10 ms ticks over a 1.5 s window), and each 10 points of foreign CPU
-	// cost about 9% of calls/s, the size of the effects the lab resolves.
-	DefaultMaxForeign = "10%"
-	DefaultReruns     = 2
+	DefaultConns  = 4
+	DefaultReps   = 10
+	DefaultReruns = 2
 	// DefaultMargin is the equivalence margin: "no difference" is said of
 	// an effect shown to lie within ±3%, about what the A/A control
 	// resolves at the default plan.
 	DefaultMargin = "3%"
 )
+
+// DefaultMaxForeign is -max-foreign's default as the flag reads it:
+// cpuset.DefaultMaxForeign.
+var DefaultMaxForeign = strconv.FormatFloat(100*cpuset.DefaultMaxForeign, 'g', -1, 64) + "%"
 
 // NewConfig checks the flags' values and makes the comparison's Config.
 func NewConfig(o Options, numCPU int) (Config, error) {

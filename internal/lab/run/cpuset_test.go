@@ -4,37 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/lab/record"
 )
-
-// TestReadCPUCounters reads a fixture /proc/stat (in ticks of 1/100 s):
-// CPU 0 ran 1 s user, 0.5 s system, 0.05 s each of irq and softirq, idled
-// 8 s, waited 0.1 s on I/O and lost 0.3 s to steal; CPU 1 lost 1 s of 10.
-func TestReadCPUCounters(t *testing.T) {
-	fs, err := procfs.NewFS("testdata/procstat")
-	require.NoError(t, err)
-	c, err := readCPUCounters(fs)
-	require.NoError(t, err)
-	require.Len(t, c, 2)
-
-	cpu0 := c.setTimes([]int{0})
-	assert.Equal(t, []int{0}, cpu0.CPUs)
-	assert.InDelta(t, 10.0, cpu0.Total(), 1e-9)
-	assert.InDelta(t, 0.16, cpu0.Busy(), 1e-9, "user, system, irq and softirq of the whole")
-	assert.InDelta(t, 0.03, cpu0.StealShare(), 1e-9)
-	cpu1 := c.setTimes([]int{1})
-	assert.InDelta(t, 0.1, cpu1.StealShare(), 1e-9)
-	all := c.setTimes(nil)
-	assert.InDelta(t, 20.0, all.Total(), 1e-9, "unpinned: the whole machine")
-	assert.InDelta(t, 1.3/20, all.StealShare(), 1e-9)
-
-	_, err = readCPUCounters(procfs.FS{}) // no mount point at all
-	assert.Error(t, err)
-}
 
 // TestWindowSets: the sets' time is taken over the same window as the
 // processes', the start interpolated; samples that could not read

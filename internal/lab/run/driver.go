@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/summary"
@@ -136,8 +137,8 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 		}
 		s := cpuSample{t: time.Now(), server: srv, driver: driverCPU}
 		if fsErr == nil {
-			if c, err := readCPUCounters(procFS); err == nil {
-				s.sets, s.serverSet, s.driverSet = true, c.setTimes(job.Place.Server), c.setTimes(job.Place.Driver)
+			if c, err := cpuset.Read(procFS); err == nil {
+				s.sets, s.serverSet, s.driverSet = true, c.Set(job.Place.Server), c.Set(job.Place.Driver)
 			}
 		}
 		samples = append(samples, s)
@@ -248,7 +249,7 @@ func windowSets(samples []cpuSample, window float64) (server, driver record.SetU
 	start, last := read[0], read[len(read)-1]
 	if i > 0 {
 		a, b := read[i-1], read[i]
-		start.serverSet, start.driverSet = setLerp(a.serverSet, b.serverSet, f), setLerp(a.driverSet, b.driverSet, f)
+		start.serverSet, start.driverSet = cpuset.Lerp(a.serverSet, b.serverSet, f), cpuset.Lerp(a.driverSet, b.driverSet, f)
 	}
-	return setSub(last.serverSet, start.serverSet), setSub(last.driverSet, start.driverSet)
+	return last.serverSet.Minus(start.serverSet), last.driverSet.Minus(start.driverSet)
 }

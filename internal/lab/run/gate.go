@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 )
@@ -99,7 +100,7 @@ func runCells(ctx context.Context, cfg Config, p procs, specs []plan.Spec, runsD
 // nothing of its own: how busy the machine is before the first block.
 // The runner's own CPU over the same time is taken out.
 func quietCheck(ctx context.Context, fs procfs.FS, server, driver []int, d time.Duration) (srv, drv float64, err error) {
-	a, err := readCPUCounters(fs)
+	a, err := cpuset.Read(fs)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -109,13 +110,13 @@ func quietCheck(ctx context.Context, fs procfs.FS, server, driver []int, d time.
 		return 0, 0, ctx.Err()
 	case <-time.After(d):
 	}
-	b, err := readCPUCounters(fs)
+	b, err := cpuset.Read(fs)
 	if err != nil {
 		return 0, 0, err
 	}
 	self1, _ := procCPUSeconds(os.Getpid())
 	self := self1 - self0
-	s, dr := setSub(b.setTimes(server), a.setTimes(server)), setSub(b.setTimes(driver), a.setTimes(driver))
+	s, dr := b.Set(server).Minus(a.Set(server)), b.Set(driver).Minus(a.Set(driver))
 	// The runner is not pinned: its own CPU is taken from the set that
 	// showed more, a bound on its share either way.
 	if s.Foreign(0) >= dr.Foreign(0) {

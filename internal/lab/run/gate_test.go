@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
@@ -55,12 +56,12 @@ func (p *gateProcs) drive(ctx context.Context, cfg Config, d Driver, job Job, pi
 	f := int(100 * p.foreign(job))
 	a := writeProcStat(p.t, filepath.Join(dir, "a"), 1000, 1000, 1000, 1000)
 	b := writeProcStat(p.t, filepath.Join(dir, "b"), 1000+95+f, 1000+5-f, 1000+20, 1000+80)
-	ca, err := readCPUCounters(a)
+	ca, err := cpuset.Read(a)
 	require.NoError(p.t, err)
-	cb, err := readCPUCounters(b)
+	cb, err := cpuset.Read(b)
 	require.NoError(p.t, err)
-	run.ServerSet = setSub(cb.setTimes(job.Place.Server), ca.setTimes(job.Place.Server))
-	run.DriverSet = setSub(cb.setTimes(job.Place.Driver), ca.setTimes(job.Place.Driver))
+	run.ServerSet = cb.Set(job.Place.Server).Minus(ca.Set(job.Place.Server))
+	run.DriverSet = cb.Set(job.Place.Driver).Minus(ca.Set(job.Place.Driver))
 	return res, run, nil
 }
 
