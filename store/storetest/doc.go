@@ -16,10 +16,11 @@
 //	}
 //
 // where newMachine returns a fresh machine and gen draws a random command.
-// Rounds of `go test -bench Machine -count 1` appended to one file, read
-// by `go run github.com/locklab/locklab/cmd/storeverdict bench.txt`, then
-// compare the designs on the user's own machine, paired round by round as
-// the lab pairs its blocks (docs/storetest.md).
+// `go run github.com/locklab/locklab/cmd/storeverdict rounds -verdict
+// ./yourpkg` then runs rounds of the benchmark, each design of a round in
+// its own go test in an order drawn per round, notes what else took the
+// machine's CPU, and compares the designs on the user's own machine,
+// paired round by round as the lab pairs its blocks (docs/storetest.md).
 //
 // Check needs no model of the machine: the machine is its own
 // specification. It gives each design a recording machine that notes, on

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -229,13 +230,35 @@ func (k *kit[C, R]) describeCall(seed uint64, c int) func(n int) string {
 	}
 }
 
+// DesignEnv names the environment variable that narrows Benchmark to one
+// design: set to a design's name, Benchmark runs that design's
+// sub-benchmarks only (their names unchanged) and the others not at all.
+// storeverdict rounds sets it to run each design of a round in a go test
+// of its own, in an order drawn per round.
+const DesignEnv = "LOCKLAB_STORETEST_DESIGN"
+
+// only keeps the subjects named by DesignEnv's value, or all of them when
+// it is empty.
+func only[C, R any](subjects []subject[C, R], design string) []subject[C, R] {
+	if design == "" {
+		return subjects
+	}
+	var out []subject[C, R]
+	for _, s := range subjects {
+		if s.name == design {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Benchmark runs one body over every design that can host the machine and
-// every parallelism, named design=D/par=P, so that rounds of
+// every parallelism, named design=D/par=P, so that rounds of it, run by
 //
-//	go test -run '^$' -bench . -count 1 >> bench.txt
+//	go run github.com/locklab/locklab/cmd/storeverdict rounds -verdict ./yourpkg
 //
-// read by cmd/storeverdict compare the designs on the machine's own
-// commands, paired round by round. Each goroutine of
+// compare the designs on the machine's own commands, paired round by round
+// (see cmd/storeverdict; DesignEnv narrows it to one design). Each goroutine of
 // b.RunParallel (par per CPU, b.SetParallelism) calls Do over a ring of
 // commands drawn from gen before the timer starts, so the generator is not
 // measured; the machine is built, and any warm-up in newMachine done, before
@@ -251,7 +274,7 @@ func Benchmark[C, R any](b *testing.B, newMachine func() store.Machine[C, R], ge
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, s := range subjects {
+	for _, s := range only(subjects, os.Getenv(DesignEnv)) {
 		b.Run("design="+s.name, func(b *testing.B) {
 			for _, par := range k.o.pars {
 				b.Run(fmt.Sprintf("par=%d", par), func(b *testing.B) { k.bench(b, s, par) })

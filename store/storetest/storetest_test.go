@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -184,6 +185,36 @@ func TestBenchmarkRuns(t *testing.T) {
 	// testing.Benchmark reports the last sub-benchmark it ran; a zero N
 	// means the body failed.
 	assert.Positive(t, res.N)
+}
+
+// TestBenchmarkDesignEnv: DesignEnv narrows Benchmark to the design it
+// names; the control, unset, runs every design.
+func TestBenchmarkDesignEnv(t *testing.T) {
+	benchtime := flag.Lookup("test.benchtime").Value
+	was := benchtime.String()
+	require.NoError(t, benchtime.Set("1x"))
+	t.Cleanup(func() { _ = benchtime.Set(was) })
+	built := func(env string) map[string]int {
+		t.Setenv(DesignEnv, env)
+		n := map[string]int{}
+		counted := func(name string) func(store.Machine[int64, int64]) (store.Store[int64, int64], error) {
+			return func(m store.Machine[int64, int64]) (store.Store[int64, int64], error) {
+				n[name]++
+				return store.NewMutex(m), nil
+			}
+		}
+		testing.Benchmark(func(b *testing.B) {
+			Benchmark(b, newRMW, rmwGen, Designs("mutex"), Store("mine", counted("mine")), Store("other", counted("other")), Pars(1), BenchCommands(8))
+		})
+		return n
+	}
+	n := built("mine")
+	assert.Positive(t, n["mine"])
+	assert.Zero(t, n["other"], "narrowed to mine")
+	n = built("")
+	assert.Positive(t, n["mine"])
+	assert.Positive(t, n["other"], "the control: unset, every design runs")
+	assert.Empty(t, built("nosuch"), "a design it cannot host runs nothing")
 }
 
 // rmw is a counter whose Apply is a separate load and store: free of data
