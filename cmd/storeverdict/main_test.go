@@ -29,6 +29,10 @@ func TestRunExitStatus(t *testing.T) {
 		{"baseline absent", []string{"-baseline", "atomic"}, good.String(), 2, `storeverdict: the baseline "atomic" is not among the designs`, ""},
 		{"too few rounds", nil, "BenchmarkX/design=mutex/par=1 1 2 ns/op\nBenchmarkX/design=atomic/par=1 1 1 ns/op\n", 2, "needs at least 5", ""},
 		{"unreadable file", []string{"/nonexistent/bench.txt"}, "", 1, "storeverdict: open /nonexistent/bench.txt", ""},
+		{"bad flag", []string{"-margin", "x"}, good.String(), 2, `invalid value "x" for flag -margin`, ""},
+		{"rounds help", []string{"rounds", "-h"}, "", 0, "usage: storeverdict rounds", ""},
+		{"rounds without a package", []string{"rounds", "-o", "/nonexistent/bench.txt"}, "", 2, "storeverdict: rounds: name the package", ""},
+		{"rounds bad flag", []string{"rounds", "-rounds", "x", "./p"}, "", 2, `invalid value "x" for flag -rounds`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

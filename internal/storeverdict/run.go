@@ -14,6 +14,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/locklab/locklab/internal/lab/cpuset"
 )
 
 // Alpha is the family-wise level of the verdicts (the lab's).
@@ -24,7 +26,11 @@ type Config struct {
 	Baseline string  // design every other is compared with
 	Unit     string  // benchfmt unit judged (ns/op is read as sec/op)
 	Margin   float64 // equivalence margin, a fraction (0.03 is ±3%)
-	Files    []string
+	// MaxForeign is the validity gate's share (cpuset.DefaultMaxForeign
+	// by default): a recorded run whose CPUs something else took more of
+	// is dropped.
+	MaxForeign float64
+	Files      []string
 }
 
 // ExitError is an error with the exit status the command ends with: 2 for
@@ -58,20 +64,30 @@ func Status(err error) int {
 // stdin), writes the report to stdout and warnings to stderr, and returns
 // an *ExitError for anything that should end it with a non-zero status.
 // -h returns flag.ErrHelp (status 0 by the caller's choice).
+//
+// With "rounds" as its first argument it runs rounds instead (Rounds).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "rounds" {
+		return Rounds(args[1:], stdout, stderr)
+	}
 	cfg, err := ParseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	return judge(cfg, stdin, stdout, stderr)
+}
+
+// judge reads the input cfg names and writes the verdict.
+func judge(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 	d := newData()
 	if len(cfg.Files) == 0 {
 		if err := d.read(stdin, "<stdin>", cfg.Unit); err != nil {
-			return &ExitError{Status: 1, Err: err}
+			return failure(err)
 		}
 	}
 	for _, name := range cfg.Files {
 		if err := readFile(d, name, cfg.Unit, stdin); err != nil {
-			return &ExitError{Status: 1, Err: err}
+			return failure(err)
 		}
 	}
 	for _, s := range d.skipped {
@@ -82,6 +98,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	return rep.write(stdout)
+}
+
+// failure is err with its exit status: its own if it has one (input that
+// cannot be judged), 1 (a failure to read) if not.
+func failure(err error) error {
+	if _, ok := errors.AsType[*ExitError](err); ok {
+		return err
+	}
+	return &ExitError{Status: 1, Err: err}
 }
 
 func readFile(d *data, name, unit string, stdin io.Reader) error {
@@ -98,41 +123,76 @@ func readFile(d *data, name, unit string, stdin io.Reader) error {
 
 // ParseFlags reads the command line.
 func ParseFlags(args []string, stderr io.Writer) (Config, error) {
-	cfg := Config{Margin: 0.03}
+	var cfg Config
 	fs := flag.NewFlagSet("storeverdict", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Baseline, "baseline", "mutex", "the design every other design is compared with")
-	fs.StringVar(&cfg.Unit, "unit", "sec/op", "the measurement judged, as go test prints its unit (ns/op is sec/op); lower is better unless it ends in /s")
-	fs.Var((*marginFlag)(&cfg.Margin), "margin", "equivalence margin: `3%` (or 0.03) calls a design the same as the baseline when its 90% interval lies within ±3%")
+	cfg.flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: storeverdict [-baseline mutex] [-unit sec/op] [-margin 3%] [bench.txt ... | -]")
-		fmt.Fprintln(fs.Output(), "reads rounds of storetest.Benchmark output (go test -bench); the k-th result of each name is round k")
+		fmt.Fprintln(fs.Output(), "usage: storeverdict [-baseline mutex] [-unit sec/op] [-margin 3%] [-max-foreign 10%] [bench.txt ... | -]")
+		fmt.Fprintln(fs.Output(), "       storeverdict rounds [flags] ./yourpkg   (storeverdict rounds -h)")
+		fmt.Fprintln(fs.Output(), "reads rounds of storetest.Benchmark output (go test -bench); without round records the k-th result of each name is round k")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return Config{}, err
-		}
-		return Config{}, &ExitError{Status: 2, Err: err}
+	if err := parse(fs, args); err != nil {
+		return Config{}, err
 	}
-	if cfg.Baseline == "" {
-		return Config{}, bad("-baseline must name a design")
-	}
-	if cfg.Unit == "ns/op" {
-		cfg.Unit = "sec/op" // benchfmt reads ns/op as sec/op
+	if err := cfg.check(); err != nil {
+		return Config{}, err
 	}
 	cfg.Files = fs.Args()
 	return cfg, nil
 }
 
-// marginFlag reads "3%" or "0.03".
-type marginFlag float64
-
-func (m *marginFlag) String() string {
-	return strconv.FormatFloat(100*float64(*m), 'g', -1, 64) + "%"
+// flags declares the verdict's flags, on the verdict's command line and on
+// rounds' (for -verdict).
+func (cfg *Config) flags(fs *flag.FlagSet) {
+	cfg.Margin, cfg.MaxForeign = 0.03, cpuset.DefaultMaxForeign
+	fs.StringVar(&cfg.Baseline, "baseline", "mutex", "the design every other design is compared with")
+	fs.StringVar(&cfg.Unit, "unit", "sec/op", "the measurement judged, as go test prints its unit (ns/op is sec/op); lower is better unless it ends in /s")
+	fs.Var(&shareFlag{&cfg.Margin, "margin", false}, "margin", "equivalence margin: `3%` (or 0.03) calls a design the same as the baseline when its 90% interval lies within ±3%")
+	fs.Var(&shareFlag{&cfg.MaxForeign, "max-foreign", true}, "max-foreign",
+		"validity gate, the lab runner's rule: a recorded run whose CPUs something other than its go test took more than this `share` of is dropped (100% keeps every run)")
 }
 
-func (m *marginFlag) Set(s string) error {
+// check reads what the flags left to be read.
+func (cfg *Config) check() error {
+	if cfg.Baseline == "" {
+		return bad("-baseline must name a design")
+	}
+	if cfg.Unit == "ns/op" {
+		cfg.Unit = "sec/op" // benchfmt reads ns/op as sec/op
+	}
+	return nil
+}
+
+// parse parses a command line: flag.ErrHelp for -h, an *ExitError (2) for
+// a bad flag.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &ExitError{Status: 2, Err: err}
+	}
+	return nil
+}
+
+// shareFlag reads a share: "3%" or "0.03", above 0 and below 100% (or up
+// to 100% when whole is set).
+type shareFlag struct {
+	v     *float64
+	name  string
+	whole bool
+}
+
+func (m *shareFlag) String() string {
+	if m.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(100*(*m.v), 'g', -1, 64) + "%"
+}
+
+func (m *shareFlag) Set(s string) error {
 	t := strings.TrimSpace(s)
 	scale := 1.0
 	if v, ok := strings.CutSuffix(t, "%"); ok {
@@ -140,12 +200,15 @@ func (m *marginFlag) Set(s string) error {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
-		return fmt.Errorf("margin %q: want a percentage such as 3%% or a fraction such as 0.03", s)
+		return fmt.Errorf("%s %q: want a percentage such as 3%% or a fraction such as 0.03", m.name, s)
 	}
 	v *= scale
-	if !(v > 0 && v < 1) {
-		return fmt.Errorf("margin %q: want one above 0%% and below 100%%", s)
+	switch {
+	case m.whole && !(v > 0 && v <= 1):
+		return fmt.Errorf("%s %q: want one above 0%% and at most 100%%", m.name, s)
+	case !m.whole && !(v > 0 && v < 1):
+		return fmt.Errorf("%s %q: want one above 0%% and below 100%%", m.name, s)
 	}
-	*m = marginFlag(v)
+	*m.v = v
 	return nil
 }

@@ -222,9 +222,9 @@ func TestNameOf(t *testing.T) {
 		design string
 		ok     bool
 	}{
-		{"Tally/design=mutex/par=8-2", group{"Tally", 8, 2}, "mutex", true},
-		{"Tally/design=inputQ/par=1", group{"Tally", 1, 1}, "inputQ", true},
-		{"Store/op=get/design=sharded/par=64-16", group{"Store/op=get", 64, 16}, "sharded", true},
+		{"Tally/design=mutex/par=8-2", group{Prefix: "Tally", Par: 8, CPU: 2}, "mutex", true},
+		{"Tally/design=inputQ/par=1", group{Prefix: "Tally", Par: 1, CPU: 1}, "inputQ", true},
+		{"Store/op=get/design=sharded/par=64-16", group{Prefix: "Store/op=get", Par: 64, CPU: 16}, "sharded", true},
 		{"Other/size=10-2", group{}, "", false},
 	}
 	for _, tt := range tests {
@@ -257,6 +257,7 @@ func TestBadInput(t *testing.T) {
 		{"baseline absent", []string{"-baseline", "rwmutex"}, two(10), `the baseline "rwmutex" is not among the designs in the input (mutex, sharded): choose one with -baseline`},
 		{"too few rounds", nil, two(paired.MinBlocksRobust - 1), "too few rounds: at most 4 per design paired with mutex; the verdict needs at least 5"},
 		{"bad margin", []string{"-margin", "150%"}, two(10), "want one above 0% and below 100%"},
+		{"bad max-foreign", []string{"-max-foreign", "0"}, two(10), `max-foreign "0": want one above 0% and at most 100%`},
 		{"unknown flag", []string{"-bogus"}, two(10), "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -291,25 +292,28 @@ func TestMainReadsFilesInOrder(t *testing.T) {
 	assert.Equal(t, 0, Status(nil))
 }
 
-func TestMarginFlag(t *testing.T) {
+func TestShareFlag(t *testing.T) {
 	tests := []struct {
-		in   string
-		want float64
-		err  bool
+		in    string
+		whole bool // up to 100% (-max-foreign) rather than below it (-margin)
+		want  float64
+		err   bool
 	}{
-		{"3%", 0.03, false}, {"0.05", 0.05, false}, {" 10% ", 0.10, false},
-		{"0", 0, true}, {"100%", 0, true}, {"three", 0, true},
+		{"3%", false, 0.03, false}, {"0.05", false, 0.05, false}, {" 10% ", false, 0.10, false},
+		{"0", false, 0, true}, {"100%", false, 0, true}, {"three", false, 0, true},
+		{"100%", true, 1, false}, {"0%", true, 0, true}, {"101%", true, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			var m marginFlag
+			var v float64
+			m := shareFlag{&v, "-x", tt.whole}
 			err := m.Set(tt.in)
 			if tt.err {
 				assert.Error(t, err)
 				return
 			}
 			require.NoError(t, err)
-			assert.InDelta(t, tt.want, float64(m), 1e-12)
+			assert.InDelta(t, tt.want, v, 1e-12)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/paired"
 )
 
@@ -40,6 +41,7 @@ type report struct {
 	family   int
 	results  int
 	designs  []string
+	gate     gated
 }
 
 // higherIsBetter: rates (a unit per second) are better high; everything
@@ -48,6 +50,7 @@ func higherIsBetter(unit string) bool { return strings.HasSuffix(unit, "/s") }
 
 // analyse checks that the input can be judged and judges it.
 func analyse(d *data, cfg Config) (*report, error) {
+	cfg.MaxForeign = cmp.Or(cfg.MaxForeign, cpuset.DefaultMaxForeign) // the zero Config takes the lab's rule
 	if d.results == 0 {
 		msg := "no storetest.Benchmark results in the input: want go test -bench lines named like BenchmarkX/design=mutex/par=8"
 		switch {
@@ -65,13 +68,25 @@ func analyse(d *data, cfg Config) (*report, error) {
 	if !slices.Contains(designs, cfg.Baseline) {
 		return nil, bad("the baseline %q is not among the designs in the input (%s): choose one with -baseline", cfg.Baseline, strings.Join(designs, ", "))
 	}
-	rep := &report{cfg: cfg, higher: higherIsBetter(cfg.Unit), results: d.results, designs: designs}
+	if d.recorded > 0 && d.unrecorded > 0 {
+		return nil, bad("the input mixes %d results with a round record (%s, from storeverdict rounds) and %d without: their rounds cannot be paired; judge them apart",
+			d.recorded, RoundKey, d.unrecorded)
+	}
+	gd := gate(d, cfg.MaxForeign)
+	rep := &report{cfg: cfg, higher: higherIsBetter(cfg.Unit), results: d.results, designs: designs, gate: gd}
 	var cs []paired.Comparison
 	var where [][2]int // section, row of each comparison
 	most := 0
+	pkgs := map[string]bool{}
 	for _, g := range d.groups {
-		vals := d.values[g]
+		pkgs[g.Pkg] = true
+	}
+	for _, g := range d.groups {
+		vals := gd.values[g]
 		sec := section{Group: g}
+		if len(pkgs) == 1 {
+			sec.Group.Pkg = "" // one package: no need to name it
+		}
 		base, hasBase := vals[cfg.Baseline]
 		if hasBase {
 			b := describe(cfg.Baseline, base)
@@ -85,11 +100,15 @@ func analyse(d *data, cfg Config) (*report, error) {
 			r := describe(name, xs)
 			if !hasBase {
 				r.Note = "no " + cfg.Baseline + " rounds here"
+				if len(d.values[g][cfg.Baseline]) > 0 {
+					r.Note = "every " + cfg.Baseline + " round here was dropped by the validity gate"
+				}
 				sec.Rows = append(sec.Rows, r)
 				continue
 			}
-			r.Paired = min(len(xs), len(base))
-			dv, bv, ok := rep.oriented(xs[:r.Paired], base[:r.Paired])
+			xv, bv := pairs(xs, base)
+			r.Paired = len(xv)
+			dv, bv, ok := rep.oriented(xv, bv)
 			if !ok {
 				r.Note = "no ratio: a round of " + cfg.Unit + " is not a positive number"
 				sec.Rows = append(sec.Rows, r)
@@ -106,8 +125,12 @@ func analyse(d *data, cfg Config) (*report, error) {
 		return nil, bad("no design ran beside the baseline %s under the same name: nothing to pair", cfg.Baseline)
 	}
 	if most < paired.MinBlocksRobust {
-		return nil, bad("too few rounds: at most %d per design paired with %s; the verdict needs at least %d (run %d or more rounds of -count 1, appended to one file)",
-			most, cfg.Baseline, paired.MinBlocksRobust, paired.MinBlocksRobust)
+		why := ""
+		if n := gd.dropped(); n > 0 {
+			why = fmt.Sprintf(" after the validity gate dropped %d of %d runs (-max-foreign %s)", n, len(gd.runs), paired.PctAbs(cfg.MaxForeign))
+		}
+		return nil, bad("too few rounds: at most %d per design paired with %s%s; the verdict needs at least %d (run %d or more rounds: storeverdict rounds -rounds 10)",
+			most, cfg.Baseline, why, paired.MinBlocksRobust, paired.MinBlocksRobust)
 	}
 	ps, err := paired.Confirm(cs, Alpha, cfg.Margin)
 	if err != nil {
@@ -121,8 +144,33 @@ func analyse(d *data, cfg Config) (*report, error) {
 }
 
 // describe summarises one design's rounds.
-func describe(name string, xs []float64) row {
+func describe(name string, rounds []obs) row {
+	xs := values(rounds)
 	return row{Design: name, Rounds: len(xs), Median: median(slices.Sorted(slices.Values(xs))), Clusters: paired.Clusters(xs)}
+}
+
+func values(rounds []obs) []float64 {
+	xs := make([]float64, len(rounds))
+	for i, o := range rounds {
+		xs[i] = o.v
+	}
+	return xs
+}
+
+// pairs matches a design's rounds with the baseline's by round, in round
+// order: the values of the rounds both have.
+func pairs(design, base []obs) (dv, bv []float64) {
+	byKey := map[roundKey]float64{}
+	for _, o := range base {
+		byKey[o.key] = o.v
+	}
+	sorted := slices.SortedStableFunc(slices.Values(design), func(a, b obs) int { return a.key.compare(b.key) })
+	for _, o := range sorted {
+		if b, ok := byKey[o.key]; ok {
+			dv, bv = append(dv, o.v), append(bv, b)
+		}
+	}
+	return dv, bv
 }
 
 // oriented returns the values whose ratio, design over baseline, is above
@@ -264,12 +312,17 @@ func (rep *report) write(w io.Writer) error {
 		ratio = "the design's " + c.Unit + " over " + c.Baseline + "'s"
 	}
 	fmt.Fprintf(&b, "# Every design against %s, on %s\n\n", c.Baseline, c.Unit)
-	fmt.Fprintf(&b, "%d results, %d designs (%s), %d groups. Round k of a design is paired with round k of %s (the k-th result of each name is round k); ",
-		rep.results, len(rep.designs), strings.Join(rep.designs, ", "), len(rep.sections), c.Baseline)
+	which := "the k-th result of each name is round k"
+	if rep.gate.recorded {
+		which = "the round its go test's record names"
+	}
+	fmt.Fprintf(&b, "%d results, %d designs (%s), %d groups. Round k of a design is paired with round k of %s (%s); ",
+		rep.results, len(rep.designs), strings.Join(rep.designs, ", "), len(rep.sections), c.Baseline, which)
 	fmt.Fprintf(&b, "the effect is the ratio %s, above 1 when the design is %s: Yuen's trimmed mean of the per-round log ratios with its 95%% interval, ", ratio, rep.better())
 	fmt.Fprintf(&b, "Holm's adjustment over all %d comparisons as one family at α = %g; a design not shown to differ is the same as %s when its %s interval lies within ±%s. ",
 		rep.family, Alpha, c.Baseline, eqLevel(Alpha), pctAbs(c.Margin))
-	fmt.Fprintf(&b, "At least %d rounds are needed for a verdict.\n", paired.MinBlocksRobust)
+	fmt.Fprintf(&b, "At least %d rounds are needed for a verdict.\n\n", paired.MinBlocksRobust)
+	b.WriteString(rep.gate.paragraph() + "\n")
 	for _, sec := range rep.sections {
 		fmt.Fprintf(&b, "\n## %s\n\n", sec.Group)
 		if sec.Baseline != nil {
@@ -303,8 +356,8 @@ func (rep *report) write(w io.Writer) error {
 				}
 				notes = append(notes, n)
 			}
-			if r.Design != c.Baseline && sec.Baseline != nil && r.Rounds != sec.Baseline.Rounds {
-				notes = append(notes, fmt.Sprintf("%s has %d rounds and %s %d: the first %d of each are paired", r.Design, r.Rounds, c.Baseline, sec.Baseline.Rounds, r.Paired))
+			if r.Design != c.Baseline && sec.Baseline != nil && (r.Rounds != sec.Baseline.Rounds || r.Paired != r.Rounds) {
+				notes = append(notes, fmt.Sprintf("%s has %d rounds here and %s %d: the %d rounds both ran are paired", r.Design, r.Rounds, c.Baseline, sec.Baseline.Rounds, r.Paired))
 			}
 		}
 		b.WriteString("\n")

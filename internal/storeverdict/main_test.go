@@ -1,0 +1,13 @@
+package storeverdict
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// The rounds start go commands, whose output os/exec copies in goroutines
+// of its own.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
