@@ -7,6 +7,12 @@
 # --execution-segment processes, and stops the server, which must exit 0. Any failed check, unexpected error or violated invariant
 # fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
 #
+# The modes run E2E_JOBS at a time (default 3), each with its own server,
+# port and files, needing nothing of each other: a smoke lasts a fixed time
+# whatever CPU it gets, so three modes side by side take little more than
+# one (each makes fewer calls in its windows; every check is the same).
+# Each mode's lines are printed together when it ends.
+#
 # ghz (the bank seed's tool) runs the counter and the bank's transfers in
 # every mode too, through `cmd/seeds ghz-run`, which turns its report into the
 # same summary.
@@ -15,7 +21,8 @@
 # LOAD (bin/load, the Go driver, built here), GHZ (bin/ghz, make ghz),
 # SEEDS (bin/seeds, cmd/seeds, built here),
 # E2E_MODES (default: every mode `locklab -list-modes` lists),
-# E2E_SECONDS (length of each smoke, default 2), E2E_AGREE (a fraction, e.g.
+# E2E_SECONDS (length of each smoke, default 2), E2E_JOBS (modes at once,
+# default 3; 1 with E2E_AGREE, which measures), E2E_AGREE (a fraction, e.g.
 # 0.15: also check that k6, the Go driver and ghz agree on calls/s and p50
 # within it, in the open model at E2E_AGREE_RATE calls/s (1000) for
 # E2E_AGREE_SECONDS (5); `make agree`).
@@ -65,14 +72,26 @@ if [[ -n ${E2E_MODES:-} ]]; then
 	read -r -a modes <<<"$E2E_MODES"
 	for m in "${modes[@]}"; do [[ -n ${serves[$m]:-} ]] || die "E2E_MODES: the server has no mode $m"; done
 fi
-# served WORKLOAD: does the current mode serve it?
-served() { [[ ${serves[$mode]} == *" $1 "* ]]; }
-log "modes: ${modes[*]}"
+# served WORKLOAD [MODE]: does the mode (default: the current one) serve it?
+served() { [[ ${serves[${2:-$mode}]} == *" $1 "* ]]; }
+jobs=${E2E_JOBS:-3}
+[[ -z ${E2E_AGREE:-} ]] || jobs=1
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "E2E_JOBS=$jobs: want a count of modes to run at once, 1 or more"
+log "modes: ${modes[*]} ($jobs at once)"
+
+# What runs once, not in every mode, is given to one mode beforehand: the
+# k6-operator archives to the first mode that serves the counter and the
+# bank, the negative control to the first stateful mode that serves kv.
+archive_mode="" negative_mode=""
+for m in "${modes[@]}"; do
+	if [[ -z $archive_mode ]] && served counter "$m" && served bank "$m"; then archive_mode=$m; fi
+	if [[ -z $negative_mode && $m != noop ]] && served kv "$m"; then negative_mode=$m; fi
+done
 
 srv_pid=""
 main_pid=$BASHPID
 stop_server() {
-	# Only the main shell owns the server (not the subshells of `k6run &`).
+	# Only the mode's shell owns the server (not the subshells of `k6run &`).
 	[[ -n $srv_pid && $BASHPID == "$main_pid" ]] || return 0
 	local pid=$srv_pid rc=0
 	srv_pid=""
@@ -183,9 +202,14 @@ verify() {
 
 seg=(--execution-segment-sequence 0,1/2,1)
 s() { echo "$out/$mode.$1.json"; }
-negative_done=""
 
-for mode in "${modes[@]}"; do
+# run_mode MODE: every check of one mode, against a server of its own. It
+# runs in a shell of its own (run_modes), which owns that server.
+run_mode() {
+	mode=$1
+	main_pid=$BASHPID
+	trap 'stop_server' EXIT
+	trap 'exit 143' TERM # run_modes stops the others when one fails
 	start_server "$mode"
 	log "$mode: server on $addr"
 
@@ -302,7 +326,7 @@ for mode in "${modes[@]}"; do
 	# archive once, then the counter and bank archives as two concurrent
 	# segments with RESET=0; VUs and duration as k6 flags, because an archive
 	# freezes the options it was made with.
-	if [[ -z ${archives:-} ]] && served counter && served bank; then
+	if [[ $mode == "$archive_mode" ]]; then
 		archives=$out/archives
 		K6="$K6" deploy/k6-operator/run.sh archive "$archives" >"$out/archive.log" 2>&1 ||
 			die "deploy/k6-operator/run.sh archive failed, see $out/archive.log"
@@ -326,8 +350,7 @@ for mode in "${modes[@]}"; do
 	# The negative control, once: two kv processes that are NOT split share
 	# VU ids, so their keys collide and the version checks must catch it —
 	# proof that the segmented kv run above really kept its VUs apart.
-	if [[ -z $negative_done && $mode != noop ]] && served kv; then
-		negative_done=1
+	if [[ $mode == "$negative_mode" ]]; then
 		pids=()
 		for i in 0 1; do
 			env ADDR="$addr" VUS=2 DURATION=${secs}s READ_RATIO=0.5 CHECK_BODY=1 \
@@ -345,6 +368,39 @@ for mode in "${modes[@]}"; do
 
 	stop_server
 	log "$mode: server stopped, exit 0"
-done
+}
+
+# run_modes: every mode in a shell of its own, $jobs at once; each mode's
+# lines are printed when it ends. The first mode to fail stops the rest.
+run_modes() {
+	local -A running=()
+	local m pid rc failed=""
+	finish() { # finish PID RC: print the mode's lines, note a failure
+		local m=${running[$1]}
+		unset 'running[$1]'
+		cat "$out/$m.e2e.log"
+		[[ $2 == 0 || -n $failed ]] || failed=$m # the first to fail
+	}
+	for m in "${modes[@]}"; do
+		while ((${#running[@]} >= jobs)) && [[ -z $failed ]]; do
+			rc=0
+			wait -n -p pid "${!running[@]}" || rc=$?
+			finish "$pid" "$rc"
+		done
+		[[ -z $failed ]] || break
+		(run_mode "$m") >"$out/$m.e2e.log" 2>&1 &
+		running[$!]=$m
+	done
+	while ((${#running[@]} > 0)); do
+		if [[ -n $failed ]]; then
+			for pid in "${!running[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+		fi
+		rc=0
+		wait -n -p pid "${!running[@]}" || rc=$?
+		finish "$pid" "$rc"
+	done
+	[[ -z $failed ]] || die "$failed: see its lines above and $out/$failed.*.log"
+}
+run_modes
 
 log "PASS (${modes[*]}; logs in ${out#"$root"/})"
