@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,18 +21,34 @@ import (
 	"github.com/locklab/locklab/internal/lab/run"
 )
 
-// binaries builds the real server and Go driver and finds (or builds) the
-// pinned k6, so the runner is tested against the programs it drives.
+// built are the real server and Go driver, built once for the package's
+// tests into binDir (TestMain makes it and removes it).
+var built struct {
+	once         sync.Once
+	server, load string
+	err          error
+}
+
+// binaries builds the real server and Go driver (once) and finds (or
+// builds) the pinned k6, so the runner is tested against the programs it
+// drives.
 func binaries(t *testing.T) (server, k6, loadBin string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	dir := t.TempDir()
-	server, loadBin = filepath.Join(dir, "locklab"), filepath.Join(dir, "load")
-	out, err := exec.Command("go", "build", "-o", server, root).CombinedOutput()
-	require.NoError(t, err, "build server: %s", out)
-	out, err = exec.Command("go", "build", "-o", loadBin, filepath.Join(root, "cmd", "load")).CombinedOutput()
-	require.NoError(t, err, "build cmd/load: %s", out)
+	built.once.Do(func() {
+		server, loadBin := filepath.Join(binDir, "locklab"), filepath.Join(binDir, "load")
+		if out, err := exec.Command("go", "build", "-o", server, root).CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build server: %v: %s", err, out)
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", loadBin, filepath.Join(root, "cmd", "load")).CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build cmd/load: %v: %s", err, out)
+			return
+		}
+		built.server, built.load = server, loadBin
+	})
+	require.NoError(t, built.err)
 	k6 = filepath.Join(root, "bin", "k6")
 	if _, err := os.Stat(k6); err != nil {
 		cmd := exec.Command("go", "build", "-o", k6, "go.k6.io/k6")
@@ -39,7 +56,7 @@ func binaries(t *testing.T) (server, k6, loadBin string) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "build k6: %s", out)
 	}
-	return server, k6, loadBin
+	return built.server, k6, built.load
 }
 
 // h2loadBinary finds h2load; the test fails, not skips, without it.

@@ -1,10 +1,26 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
+// binDir holds the binaries the tests build once (binaries).
+var binDir string
+
 // The runner starts a goroutine per server process; none may outlive a test.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "compare-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare tests:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		_ = os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
