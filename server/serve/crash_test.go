@@ -222,10 +222,12 @@ func durableModes(t *testing.T) []server.Mode {
 // mid-load, restart on the same directory, and every acknowledged command is
 // there — the counter at least the acknowledged increments and at most the
 // sent ones, money conserved, every acknowledged transfer's seq in both
-// accounts' histories.
+// accounts' histories. The modes run side by side (each its own server and
+// directory): most of a mode's time is its log's syncs.
 func TestCrashKill9(t *testing.T) {
 	for _, mode := range durableModes(t) {
 		t.Run(mode.Name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			load, lost, p2 := crashAndRestart(t, mode, walOptions(mode, dir, crashSnapshotEvery))
 			assert.Empty(t, lost, "acknowledged commands lost in a crash")

@@ -290,11 +290,13 @@ func hammer(ctx context.Context, conn *grpc.ClientConn, seed uint64, ready func(
 
 // TestSIGTERMUnderLoad: a server busy with 64 clients still exits 0 within
 // the budget, its clients all see it go and stop, nothing is printed per
-// request, and no acknowledged increment was lost or duplicated.
+// request, and no acknowledged increment was lost or duplicated. The modes
+// run side by side, each its own server process.
 func TestSIGTERMUnderLoad(t *testing.T) {
 	const clients = 64
 	for _, mode := range storeModesServingAll() {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			p := startServer(t, options(mode))
 			// The workers' safety net: cancelled at the end, so none can
 			// outlive the test even if the server never answers.
