@@ -13,7 +13,7 @@ help: ## list the targets
 
 # --- tools: every version pinned in tools/go.mod or here -----------------------
 
-$(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc: $(TOOLS)/go.mod $(TOOLS)/go.sum
+$(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc &: $(TOOLS)/go.mod $(TOOLS)/go.sum
 	@mkdir -p $(BIN)
 	cd $(TOOLS) && $(GO) build -o $(BIN)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
 
@@ -214,9 +214,32 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 
 # --- tests ---------------------------------------------------------------------
 
+# make test in three stages. The house check first, so that it fails before
+# anything is built. Then the tools: Debian's packages in one apt-get (debs)
+# while k6, ghz and protoc's Go plugins build from source, the download
+# beside the compiling.
+# Then the checks in order; go test's own vet pass is left out (-vet=off)
+# because `make vet` has just run every analyzer over the same packages and
+# their tests.
 .PHONY: test
-test: house proto-check vet $(BIN)/k6 $(BIN)/ghz h2load unit e2e browser-test ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
+test: house ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
+	@$(MAKE) --no-print-directory -j3 debs $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go
+	@$(MAKE) --no-print-directory proto-check vet unit e2e browser-test GOTESTVET=-vet=off
 	@echo "make test: all checks passed"
+
+# The Debian packages the tests use, those missing installed in one apt-get:
+# protoc (make proto, pinned by PROTOC_VERSION), h2load (nghttp2-client) and
+# Chromium (browser-test). The protoc, h2load and chromium targets install
+# one each.
+DEBS := protoc:protobuf-compiler h2load:nghttp2-client chromium:chromium
+
+.PHONY: debs
+debs: ## install Debian's protoc, h2load and Chromium, those missing, in one apt-get
+	@missing=""; for d in $(DEBS); do command -v "$${d%%:*}" >/dev/null || missing="$$missing $${d#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing from Debian"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq $$missing >/dev/null; fi
 
 # The repository's own rules for what it tracks, stated once in
 # internal/housecheck: an executable is a script (#!), no file is over the
@@ -233,9 +256,13 @@ vet: ## go vet and gofmt
 	$(GO) vet ./...
 	$(GO) vet -tags browser ./internal/lab/report
 
+# GOTESTVET=-vet=off leaves out go test's vet pass (make test sets it after
+# make vet).
+GOTESTVET ?=
+
 .PHONY: unit
 unit: $(BIN)/k6 h2load ## go test -race over every package (the runner's end-to-end test drives k6 and h2load)
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 $(GOTESTVET) -timeout 15m ./...
 
 .PHONY: chromium
 chromium: ## install Debian's Chromium if it is missing (for browser-test)
@@ -246,7 +273,7 @@ chromium: ## install Debian's Chromium if it is missing (for browser-test)
 
 .PHONY: browser-test
 browser-test: chromium ## report.html opened in headless Chromium, network cut off: the charts are drawn
-	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report
+	$(GO) test -race -count=1 $(GOTESTVET) -tags browser -run 'InBrowser' ./internal/lab/report
 
 .PHONY: e2e
 e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked
