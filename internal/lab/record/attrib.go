@@ -2,6 +2,8 @@ package record
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/locklab/locklab/internal/lab/attrib"
 )
@@ -44,11 +46,14 @@ func NewAttribution(b attrib.Breakdown, file string, before, after attrib.IO, ca
 	return a, nil
 }
 
-// Total is the profile's CPU time, every category's.
+// Total is the profile's CPU time, every category's, summed in the
+// categories' sorted order: a map's order would move the sum's last bits
+// from one reading to the next, and a report rendered twice from the same
+// records must be the same bytes.
 func (a *Attribution) Total() float64 {
 	var t float64
-	for _, s := range a.CPUSeconds {
-		t += s
+	for _, c := range slices.Sorted(maps.Keys(a.CPUSeconds)) {
+		t += a.CPUSeconds[c]
 	}
 	return t
 }

@@ -58,3 +58,22 @@ func TestAttribution(t *testing.T) {
 	_, err = (&Attribution{CPUSeconds: map[string]float64{"store": 0}}).Share("store")
 	assert.ErrorContains(t, err, "no CPU")
 }
+
+// Total is the same sum at every call: a report rendered twice from the
+// same records is the same bytes.
+func TestAttributionTotalIsDeterministic(t *testing.T) {
+	a := &Attribution{CPUSeconds: map[string]float64{"a": 1e16, "b": 1, "c": -1e16, "d": 1, "e": 0.1, "f": 0.2, "g": 0.3, "h": 3e-17, "i": 7}}
+	// The control: these values sum to other bits in another order.
+	sum := func(keys ...string) float64 {
+		var s float64
+		for _, k := range keys {
+			s += a.CPUSeconds[k]
+		}
+		return s
+	}
+	require.NotEqual(t, sum("a", "b", "c", "d", "e", "f", "g", "h", "i"), sum("i", "h", "g", "f", "e", "d", "c", "b", "a"))
+	first := a.Total()
+	for range 200 {
+		require.Equal(t, first, a.Total())
+	}
+}
