@@ -107,7 +107,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	assert.Contains(t, p, "left")
 	assert.Contains(t, p, "gate: 0 of 5 block cells spoiled by foreign CPU and rerun, 0 dropped")
 
-	records, err := record.Load(out)
+	records, err := record.Load(os.DirFS(out))
 	require.NoError(t, err)
 	require.Len(t, records, 20)
 	for _, r := range records {
@@ -217,7 +217,7 @@ func TestCompareFactorsEndToEnd(t *testing.T) {
 	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
 	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
 
-	records, err := record.Load(out)
+	records, err := record.Load(os.DirFS(out))
 	require.NoError(t, err)
 	require.Len(t, records, 1)
 	r := records[0]

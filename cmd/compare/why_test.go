@@ -114,7 +114,7 @@ func attributionRun(t *testing.T, server, loadBin string) (string, map[string]fl
 		cmd.cfg.Command = "compare (test)"
 		var progress strings.Builder
 		require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
-		records, err = record.Load(out)
+		records, err = record.Load(os.DirFS(out))
 		require.NoError(t, err)
 		require.Len(t, records, 4)
 		fewest := int64(math.MaxInt64)

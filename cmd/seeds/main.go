@@ -166,9 +166,13 @@ func (c *countedFlags) config(command string) (run.Config, []string, error) {
 	return cfg, modes, nil
 }
 
-// counted runs a ghz seed's plan into a fresh runs/ and renders its page.
+// counted runs a ghz seed's plan into a fresh runs/ and renders its page;
+// the runs of an earlier run go, packed or not.
 func counted(ctx context.Context, cfg run.Config, runs []run.Counted, name string, render func(record.Meta, []*record.Run) (string, error), published string, out io.Writer) error {
-	if err := os.RemoveAll(filepath.Join(cfg.Out, "runs")); err != nil {
+	if err := os.RemoveAll(filepath.Join(cfg.Out, record.RunsDir)); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(cfg.Out, record.RunsArchive)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	if _, err := run.RunCounted(ctx, cfg, runs, out); err != nil {

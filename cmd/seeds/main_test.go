@@ -108,6 +108,40 @@ func TestLadderPage(t *testing.T) {
 	assert.Contains(t, string(b), seeds.Placeholder)
 }
 
+// ladder -in reads a packed folder's runs.tar.gz as it reads runs/.
+func TestLadderPagePacked(t *testing.T) {
+	dir, packed := t.TempDir(), t.TempDir()
+	writeLadder(t, dir)
+	writeLadder(t, packed)
+	files := map[string][]byte{}
+	for _, mode := range []string{"mutex", "inputQ"} {
+		b, err := os.ReadFile(filepath.Join(packed, "runs", mode+".json"))
+		require.NoError(t, err)
+		files["runs/"+mode+".json"] = b
+	}
+	tree, err := record.MemFS(files)
+	require.NoError(t, err)
+	var arc bytes.Buffer
+	require.NoError(t, record.WriteArchive(&arc, tree))
+	require.NoError(t, os.WriteFile(filepath.Join(packed, record.RunsArchive), arc.Bytes(), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(packed, "runs")))
+
+	for _, d := range []string{dir, packed} {
+		out, err := seedsCmd(t, "ladder", "-in", d)
+		require.NoError(t, err, out)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(packed, "README.md"))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+
+	require.NoError(t, os.WriteFile(filepath.Join(packed, record.RunsArchive), arc.Bytes()[:arc.Len()-3], 0o644))
+	out, err := seedsCmd(t, "ladder", "-in", packed)
+	require.ErrorIs(t, err, errUsage, "the control: a truncated archive is refused: %s", out)
+	assert.Contains(t, err.Error(), filepath.Join(packed, record.RunsArchive))
+}
+
 // ngrinder compares two folders; a folder compared with itself changes by 0%.
 func TestNGrinderPage(t *testing.T) {
 	dir := t.TempDir()

@@ -3,7 +3,7 @@ package attrib
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"slices"
 	"time"
 
@@ -101,21 +101,23 @@ func sampleTypes(p *profile.Profile) string {
 	return s + "]"
 }
 
-// FoldFile reads a profile file (as /debug/pprof/profile serves it, gzipped
-// protobuf) and folds it.
-func FoldFile(path string) (Breakdown, error) {
-	f, err := os.Open(path)
+// FoldFile reads the profile file name of fsys (as /debug/pprof/profile
+// serves it, gzipped protobuf) and folds it: a run's profile beside its
+// record, in runs/ or in the archive a study was packed into
+// (record.Open).
+func FoldFile(fsys fs.FS, name string) (Breakdown, error) {
+	f, err := fsys.Open(name)
 	if err != nil {
 		return Breakdown{}, err
 	}
 	defer f.Close()
 	p, err := profile.Parse(f)
 	if err != nil {
-		return Breakdown{}, fmt.Errorf("attrib: %s: %w", path, err)
+		return Breakdown{}, fmt.Errorf("attrib: %s: %w", name, err)
 	}
 	b, err := Fold(p)
 	if err != nil {
-		return Breakdown{}, fmt.Errorf("%s: %w", path, err)
+		return Breakdown{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return b, nil
 }

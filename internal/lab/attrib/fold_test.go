@@ -2,9 +2,9 @@ package attrib
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -151,22 +151,21 @@ func TestFoldRefuses(t *testing.T) {
 }
 
 func TestFoldFile(t *testing.T) {
-	dir := t.TempDir()
 	var buf bytes.Buffer
 	require.NoError(t, cpuProfile(sampleOf{frames("runtime.chansend", storeDo), 6}).Write(&buf))
-	good := filepath.Join(dir, "run.cpu.pprof")
-	require.NoError(t, os.WriteFile(good, buf.Bytes(), 0o644))
-	b, err := FoldFile(good)
+	dir := fstest.MapFS{
+		"runs/run.cpu.pprof":     {Data: buf.Bytes()},
+		"runs/garbage.cpu.pprof": {Data: []byte("not a profile")},
+	}
+	b, err := FoldFile(dir, "runs/run.cpu.pprof")
 	require.NoError(t, err)
 	assert.Equal(t, 6*period, b.CPU["channels"])
 
-	_, err = FoldFile(filepath.Join(dir, "missing.pprof"))
-	assert.ErrorIs(t, err, os.ErrNotExist)
+	_, err = FoldFile(dir, "runs/missing.pprof")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
 
-	garbage := filepath.Join(dir, "garbage.pprof")
-	require.NoError(t, os.WriteFile(garbage, []byte("not a profile"), 0o644))
-	_, err = FoldFile(garbage)
-	assert.ErrorContains(t, err, garbage)
+	_, err = FoldFile(dir, "runs/garbage.cpu.pprof")
+	assert.ErrorContains(t, err, "runs/garbage.cpu.pprof")
 }
 
 func TestPerCall(t *testing.T) {

@@ -2,9 +2,9 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 )
 
 // CapacityFile is the capacity study's own record beside meta.json and
@@ -102,11 +102,11 @@ type ProcPoint struct {
 	Goroutines int64   `json:"goroutines"`
 }
 
-// LoadCapacity reads a results directory's capacity.json; ok false when
-// the directory holds no capacity study.
-func LoadCapacity(dir string) (c *Capacity, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, CapacityFile))
-	if os.IsNotExist(err) {
+// LoadCapacity reads a results folder's capacity.json (Open); ok false
+// when the folder holds no capacity study.
+func LoadCapacity(folder fs.FS) (c *Capacity, ok bool, err error) {
+	b, err := fs.ReadFile(folder, CapacityFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {

@@ -38,7 +38,7 @@ func TestLoadInRunOrder(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", r.id+".json"), b, 0o644))
 	}
-	runs, err := Load(dir)
+	runs, err := Load(os.DirFS(dir))
 	require.NoError(t, err)
 	var got []string
 	for _, r := range runs {

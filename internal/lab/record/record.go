@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"runtime"
 	"slices"
 	"strings"
@@ -205,11 +206,11 @@ func (r *Run) Limit() string {
 	return strings.Join(parts, "; ")
 }
 
-// Load reads back the run records of a results directory, in run order, and
-// recomputes what is derived from them: the report can always be rebuilt
-// from these files alone.
-func Load(dir string) ([]*Run, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
+// Load reads back the run records of a results folder (Open), in run
+// order, and recomputes what is derived from them: the report can always be
+// rebuilt from these files alone.
+func Load(folder fs.FS) ([]*Run, error) {
+	paths, err := fs.Glob(folder, path.Join(RunsDir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func Load(dir string) ([]*Run, error) {
 		if strings.HasSuffix(p, SummarySuffix) { // the driver's own file
 			continue
 		}
-		b, err := os.ReadFile(p)
+		b, err := fs.ReadFile(folder, p)
 		if err != nil {
 			return nil, err
 		}
@@ -245,31 +246,68 @@ const SummarySuffix = ".summary.json"
 // ErrNoRuns is returned for a results directory without run records.
 var ErrNoRuns = errors.New("record: no runs")
 
-// LoadDir reads a results directory: its meta.json and its runs.
-func LoadDir(dir string) (Meta, []*Run, error) {
+// MetaFile is a comparison's Meta, beside its report.
+const MetaFile = "meta.json"
+
+// LoadMeta reads a results folder's meta.json.
+func LoadMeta(folder fs.FS) (Meta, error) {
 	var meta Meta
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	b, err := fs.ReadFile(folder, MetaFile)
+	if err != nil {
+		return meta, err
+	}
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return meta, fmt.Errorf("%s: %w", MetaFile, err)
+	}
+	return meta, nil
+}
+
+// LoadFolder reads a results folder (Open): its meta.json and its runs,
+// of which there must be one at least.
+func LoadFolder(folder fs.FS) (Meta, []*Run, error) {
+	meta, err := LoadMeta(folder)
 	if err != nil {
 		return meta, nil, err
 	}
-	if err := json.Unmarshal(b, &meta); err != nil {
-		return meta, nil, fmt.Errorf("meta.json: %w", err)
-	}
-	runs, err := Load(dir)
+	runs, err := Load(folder)
 	if err != nil {
 		return meta, nil, err
 	}
 	if len(runs) == 0 {
-		return meta, nil, fmt.Errorf("%s: %w", dir, ErrNoRuns)
+		return meta, nil, ErrNoRuns
 	}
 	return meta, runs, nil
 }
 
-// WriteJSON writes v as indented JSON, as every file of a results directory.
-func WriteJSON(path string, v any) error {
+// LoadDir opens the results folder dir and reads it (LoadFolder); an error
+// names the folder.
+func LoadDir(dir string) (Meta, []*Run, error) {
+	folder, err := Open(dir)
+	if err != nil {
+		return Meta{}, nil, err
+	}
+	meta, runs, err := LoadFolder(folder)
+	if err != nil {
+		return meta, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return meta, runs, nil
+}
+
+// JSON is v as every JSON file of a results directory holds it: indented,
+// with a final newline.
+func JSON(v any) ([]byte, error) {
 	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteJSON writes v as JSON writes it.
+func WriteJSON(file string, v any) error {
+	b, err := JSON(v)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(file, b, 0o644)
 }

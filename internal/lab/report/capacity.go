@@ -2,12 +2,9 @@ package report
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -493,23 +490,4 @@ func (rep *CapacityReport) Markdown() string { return markdown(rep.blocks(false)
 // HTML renders the capacity report as one self-contained page.
 func (rep *CapacityReport) HTML() (string, error) {
 	return renderHTML("locklab capacity study", rep.blocks(true))
-}
-
-// WriteCapacity writes a capacity study's report.md and report.html.
-func WriteCapacity(dir string, meta record.Meta, c *record.Capacity, runs []*record.Run) error {
-	if c == nil {
-		return errors.New("no capacity record")
-	}
-	rep, err := NewCapacity(meta, c, runs)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
-		return err
-	}
-	page, err := rep.HTML()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644)
 }

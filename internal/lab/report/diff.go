@@ -26,9 +26,13 @@ func Diff(arg string, out io.Writer) error {
 		return fmt.Errorf("-diff %q: want OLD,NEW (two results directories)", arg)
 	}
 	load := func(dir string) ([]*Group, error) {
-		runs, err := record.Load(dir)
+		folder, err := record.Open(dir)
 		if err != nil {
 			return nil, err
+		}
+		runs, err := record.Load(folder)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		if len(runs) == 0 {
 			return nil, fmt.Errorf("%s: %w", dir, record.ErrNoRuns)

@@ -280,7 +280,7 @@ func TestFiguresTraceable(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &groups))
 	require.Len(t, groups, 6)
 
-	records, err := record.Load(dir)
+	records, err := record.Load(os.DirFS(dir))
 	require.NoError(t, err)
 	byID := map[string]*record.Run{}
 	for _, r := range records {

@@ -1,57 +1,149 @@
 package report
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/locklab/locklab/internal/lab/record"
 )
 
-// Write writes a report's files into a results directory: meta.json,
-// figures.json (every figure with the runs behind it), report.md and
-// report.html.
-func Write(dir string, rep *Report) error {
-	if err := record.WriteJSON(filepath.Join(dir, "meta.json"), rep.Meta); err != nil {
-		return err
+// File is one file a report writes into its results folder.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Files are a comparison's report files: meta.json, figures.json (every
+// figure with the runs behind it), report.md and report.html.
+func (rep *Report) Files() ([]File, error) {
+	meta, err := record.JSON(rep.Meta)
+	if err != nil {
+		return nil, err
 	}
-	if err := record.WriteJSON(filepath.Join(dir, "figures.json"), rep.Groups); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
-		return err
+	figures, err := record.JSON(rep.Groups)
+	if err != nil {
+		return nil, err
 	}
 	page, err := rep.HTML()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644)
+	return []File{{record.MetaFile, meta}, {"figures.json", figures}, {"report.md", []byte(rep.Markdown())}, {"report.html", []byte(page)}}, nil
 }
 
-// Rerender rebuilds a results directory's report from its raw files,
-// running nothing.
-func Rerender(dir string, out io.Writer) error {
-	meta, runs, err := record.LoadDir(dir)
+// Files are a capacity study's report files: report.md and report.html.
+func (rep *CapacityReport) Files() ([]File, error) {
+	page, err := rep.HTML()
+	if err != nil {
+		return nil, err
+	}
+	return []File{{"report.md", []byte(rep.Markdown())}, {"report.html", []byte(page)}}, nil
+}
+
+// Write writes a comparison's report files into a results directory.
+func Write(dir string, rep *Report) error {
+	files, err := rep.Files()
 	if err != nil {
 		return err
 	}
-	if c, ok, err := record.LoadCapacity(dir); err != nil || ok {
-		if err == nil {
-			err = WriteCapacity(dir, meta, c, runs)
-		}
-		if err == nil {
-			fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
-		}
+	return writeFiles(dir, files)
+}
+
+// WriteCapacity writes a capacity study's report.md and report.html.
+func WriteCapacity(dir string, meta record.Meta, c *record.Capacity, runs []*record.Run) error {
+	if c == nil {
+		return errors.New("no capacity record")
+	}
+	rep, err := NewCapacity(meta, c, runs)
+	if err != nil {
 		return err
+	}
+	files, err := rep.Files()
+	if err != nil {
+		return err
+	}
+	return writeFiles(dir, files)
+}
+
+func writeFiles(dir string, files []File) error {
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Render rebuilds a results folder's report (record.Open) from its raw
+// files, running nothing, and returns the files Rerender writes: a
+// capacity study's report where the folder has a capacity.json, else a
+// comparison's.
+func Render(folder fs.FS) ([]File, error) {
+	meta, runs, err := record.LoadFolder(folder)
+	if err != nil {
+		return nil, err
+	}
+	c, ok, err := record.LoadCapacity(folder)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		rep, err := NewCapacity(meta, c, runs)
+		if err != nil {
+			return nil, err
+		}
+		return rep.Files()
 	}
 	rep, err := New(meta, runs)
 	if err != nil {
+		return nil, err
+	}
+	return rep.Files()
+}
+
+// Rerender rebuilds a results directory's report from its raw files —
+// runs/, or the runs.tar.gz it was packed into — running nothing.
+func Rerender(dir string, out io.Writer) error {
+	folder, err := record.Open(dir)
+	if err != nil {
 		return err
 	}
-	if err := Write(dir, rep); err != nil {
+	files, err := Render(folder)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := writeFiles(dir, files); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
 	return nil
+}
+
+// SameFiles says where two renderings differ: "" when every file has the
+// same name and bytes, else the first file that does not, and the first
+// line where it differs.
+func SameFiles(a, b []File) string {
+	for i := range max(len(a), len(b)) {
+		switch {
+		case i >= len(a):
+			return b[i].Name + " is only in the second"
+		case i >= len(b):
+			return a[i].Name + " is only in the first"
+		case a[i].Name != b[i].Name:
+			return a[i].Name + " against " + b[i].Name
+		case !bytes.Equal(a[i].Data, b[i].Data):
+			la, lb := bytes.Split(a[i].Data, []byte("\n")), bytes.Split(b[i].Data, []byte("\n"))
+			line := 0
+			for line < min(len(la), len(lb)) && bytes.Equal(la[line], lb[line]) {
+				line++
+			}
+			return fmt.Sprintf("%s differs from line %d", a[i].Name, line+1)
+		}
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -90,7 +91,7 @@ func (a *attribution) finish(calls uint64) (*record.Attribution, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := attrib.FoldFile(a.file)
+	b, err := attrib.FoldFile(os.DirFS(filepath.Dir(a.file)), filepath.Base(a.file))
 	if err != nil {
 		return nil, err
 	}

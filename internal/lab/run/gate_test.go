@@ -129,7 +129,7 @@ func TestGateRerunsOrDropsExactlyTheSpoiledCell(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tt.kept, kept)
-			reread, err := record.Load(cfg.Out)
+			reread, err := record.Load(os.DirFS(cfg.Out))
 			require.NoError(t, err)
 			assert.Len(t, reread, tt.runs)
 		})
