@@ -150,7 +150,7 @@ CAPACITY_OUT ?= docs/results/capacity
 
 .PHONY: capacity
 capacity: build ## capacity study → docs/results/capacity/: counter, bank-A × mutex/inputQ/inputQ-batch/combining/sharded/noop, open-model ladder + knee search at p99 ≤ 1 ms, overload per admission policy (~9.6 min)
-	rm -rf $(CAPACITY_OUT)/runs
+	rm -rf $(CAPACITY_OUT)/runs $(CAPACITY_OUT)/runs.tar.gz
 	LOCKLAB_COMMAND="make capacity$(if $(ARGS), ARGS=\"$(ARGS)\")" $(RUNNER) -study capacity -out $(CAPACITY_OUT) $(ARGS)
 
 # One run's server profiled: a CPU profile and a runtime trace over its
@@ -162,6 +162,16 @@ PROFILE_ARGS ?= -driver go -workloads counter -modes inputQ -baseline inputQ -aa
 .PHONY: profile
 profile: build ## CPU profile and runtime trace of one run's server → results/<timestamp>/runs/ (~6 s)
 	LOCKLAB_COMMAND="make profile" $(RUNNER) $(PROFILE_ARGS) -profile $(PROFILE) $(ARGS)
+
+# A finished study folder packed for readers: its runs/ (and a logs.tar.gz
+# beside it) become one runs.tar.gz, which -rerender, -diff and cmd/seeds
+# read in its place. The runner checks that the report renders the same
+# bytes from the archive as from runs/ before it removes anything
+# (internal/lab/pack). Runs nothing; seconds.
+.PHONY: pack-results
+pack-results: ## pack a finished study's raw runs into one archive: make pack-results DIR=docs/results/<study> (checks its report first)
+	@test -n "$(DIR)" || { echo 'make pack-results: give the study folder, DIR=docs/results/<study>' >&2; exit 2; }
+	$(GO) run ./cmd/compare -pack $(DIR)
 
 # --- the seeds: each source experiment in its own table -------------------------
 
@@ -195,7 +205,7 @@ SEEDS_CMD             = GHZ=$(BIN)/ghz $(GO) run ./cmd/seeds
 seeds: seed-ladder seed-bank seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/
 
 seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~3.7 min)
-	rm -rf $(SEEDS_OUT)/ladder/runs
+	rm -rf $(SEEDS_OUT)/ladder/runs $(SEEDS_OUT)/ladder/runs.tar.gz
 	LOCKLAB_COMMAND="make seed-ladder" $(RUNNER) $(SEED_LADDER_ARGS) -out $(SEEDS_OUT)/ladder
 	$(SEEDS_CMD) ladder -in $(SEEDS_OUT)/ladder
 

@@ -31,12 +31,17 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"0s", "10µs"}, cmd.cfg.Factors.Values("work"))
 	assert.Equal(t, "dir", cmd.rerender)
+	cmd, err = parseFlags([]string{"-pack", "docs/results/x"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "docs/results/x", cmd.pack)
 
 	for _, tt := range []struct {
 		args    []string
 		wantErr string
 	}{
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-rerender", "a", "-pack", "a"}, "-rerender, -diff and -pack each run alone: give one"},
+		{[]string{"-diff", "a,b", "-rerender", "a"}, "each run alone"},
 		{[]string{"-nosuch"}, "flag provided but not defined"},
 		{[]string{"-work", "fast"}, `-work: "fast" is not a duration`},
 		{[]string{"-reps", "0"}, "-reps 0: want 1..100"},

@@ -12,6 +12,8 @@
 //	go run ./cmd/compare                            # the defaults, under 8 minutes on 2 CPUs
 //	go run ./cmd/compare -driver k6 -ladder -reps 3 # the seed's k6 VU ladder
 //	go run ./cmd/compare -attribute off,on          # where each design's server CPU went, and what finding out costs
+//	go run ./cmd/compare -rerender DIR              # the report again from DIR's raw runs (runs/ or runs.tar.gz)
+//	go run ./cmd/compare -pack DIR                  # a finished study's runs/ into one runs.tar.gz, checked first
 //
 // `make compare` builds the server and the Go driver first, then runs it.
 // The work is done by internal/lab: plan (factors, runs), run (processes,
@@ -30,10 +32,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/pack"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/internal/lab/run"
@@ -62,12 +66,13 @@ func main() {
 }
 
 // command is what the flags ask for: a comparison, or, running nothing, a
-// report rebuilt or two results directories compared.
+// report rebuilt, two results directories compared or one packed.
 type command struct {
 	cfg      run.Config
 	capacity *run.Capacity // the capacity study, when -study capacity
 	rerender string        // a results directory whose report is rebuilt from its runs/ files
 	diff     string        // "OLD,NEW": two results directories whose medians are compared
+	pack     string        // a finished results directory whose runs/ is packed into runs.tar.gz
 }
 
 func (c command) run(ctx context.Context, out, warn io.Writer) error {
@@ -76,6 +81,8 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 		return report.Rerender(c.rerender, out)
 	case c.diff != "":
 		return report.Diff(c.diff, out)
+	case c.pack != "":
+		return pack.Pack(c.pack, out)
 	case c.capacity != nil:
 		return run.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
 	}
@@ -129,13 +136,17 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	fs.StringVar(&o.Server, "server", "bin/locklab", "locklab server binary (make build)")
 	fs.StringVar(&o.Scripts, "scripts", "k6", "folder of the k6 scripts")
 	fs.StringVar(&o.Profile, "profile", "", "RUN: for this run (its number or id), save a CPU profile and a runtime trace of the server beside its raw JSON")
-	fs.StringVar(&c.rerender, "rerender", "", "rebuild the report of an existing results directory from its runs/ and meta.json, running nothing")
+	fs.StringVar(&c.rerender, "rerender", "", "rebuild the report of an existing results directory from its runs/ (or its runs.tar.gz) and meta.json, running nothing")
+	fs.StringVar(&c.pack, "pack", "", "pack a finished results directory's runs/ (and logs.tar.gz) into runs.tar.gz, once its report renders the same from it; then remove them, running nothing")
 	fs.StringVar(&c.diff, "diff", "", "OLD,NEW: compare the medians of two results directories level by level (is the comparison reproducible?), running nothing")
 	if err := fs.Parse(args); err != nil {
 		return command{}, err
 	}
 	if fs.NArg() > 0 {
 		return command{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if n := len(slices.DeleteFunc([]string{c.rerender, c.diff, c.pack}, func(s string) bool { return s == "" })); n > 1 {
+		return command{}, errors.New("-rerender, -diff and -pack each run alone: give one")
 	}
 	for name, v := range factors {
 		o.Factors[name] = *v

@@ -1,0 +1,226 @@
+package pack
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
+)
+
+// fixture is the report's golden fixture: real run records of a `make
+// compare`, a few of each driver.
+const fixture = "../report/testdata/results"
+
+// study copies the fixture into a fresh folder laid out as the studies of
+// docs/results were: runs/ with a record's log beside it, and the other
+// logs in a logs.tar.gz.
+func study(t *testing.T, logs map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(fixture)))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "001-counter-go-mutex-vus10-rep1.server.log"), []byte("listening on 127.0.0.1:0\n"), 0o644))
+	if logs == nil {
+		logs = map[string]string{"002-counter-go-inputQ-vus10-rep1.server.log": "listening\n", "002-counter-go-inputQ-vus10-rep1.go.log": "10 callers\n"}
+	}
+	writeLogs(t, filepath.Join(dir, LogsArchive), logs)
+	return dir
+}
+
+// writeLogs writes a flat logs.tar.gz, as tar czf of the log files did.
+func writeLogs(t *testing.T, file string, logs map[string]string) {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	tw := tar.NewWriter(zw)
+	for name, text := range logs {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(text)), ModTime: time.Now(), Typeflag: tar.TypeReg}))
+		_, err := tw.Write([]byte(text))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(file, b.Bytes(), 0o644))
+}
+
+func render(t *testing.T, dir string) []report.File {
+	t.Helper()
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	files, err := report.Render(folder)
+	require.NoError(t, err)
+	return files
+}
+
+// listing is a folder's files, by path, with their bytes.
+func listing(t *testing.T, fsys fs.FS) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			var b []byte
+			b, err = fs.ReadFile(fsys, name)
+			out[name] = string(b)
+		}
+		return err
+	}))
+	return out
+}
+
+func TestPack(t *testing.T) {
+	dir := study(t, nil)
+	before := render(t, dir)
+	runsBefore := listing(t, os.DirFS(filepath.Join(dir, "runs")))
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "pack: "+dir+": 21 files")
+	assert.Contains(t, out.String(), "removed runs/ and logs.tar.gz")
+	assert.Contains(t, out.String(), "note: "+dir+": no report.md in the folder", "the fixture has no report: said, not fatal")
+
+	assert.NoDirExists(t, filepath.Join(dir, "runs"))
+	assert.NoFileExists(t, filepath.Join(dir, LogsArchive))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"meta.json", record.RunsArchive}, names, "no temporary file left")
+
+	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
+	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	got := listing(t, arc)
+	for name, text := range runsBefore {
+		assert.Equal(t, text, got["runs/"+name], name)
+	}
+	assert.Equal(t, "10 callers\n", got["runs/002-counter-go-inputQ-vus10-rep1.go.log"], "the logs archive's files under runs/")
+	assert.Len(t, got, len(runsBefore)+2)
+
+	err = Pack(dir, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "packed already")
+}
+
+// Packing the same runs twice gives the same bytes, whatever the files'
+// times and the logs archive's order.
+func TestPackIsDeterministic(t *testing.T) {
+	a := study(t, nil)
+	b := study(t, nil)
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	require.NoError(t, filepath.WalkDir(b, func(p string, _ fs.DirEntry, err error) error {
+		if err == nil {
+			err = os.Chtimes(p, old, old)
+		}
+		return err
+	}))
+	var out strings.Builder
+	require.NoError(t, Pack(a, &out))
+	require.NoError(t, Pack(b, &out))
+	first, err := os.ReadFile(filepath.Join(a, record.RunsArchive))
+	require.NoError(t, err)
+	second, err := os.ReadFile(filepath.Join(b, record.RunsArchive))
+	require.NoError(t, err)
+	assert.Equal(t, first, second)
+}
+
+// The control of the check before removing anything: a logs archive that
+// holds one more run record makes the archive's report another one, and
+// Pack refuses, changing nothing.
+func TestPackRefusesWhenTheReportDiffers(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join(fixture, "runs", "001-counter-go-mutex-vus10-rep1.json"))
+	require.NoError(t, err)
+	// The same run at another level: a group of its own, one more section.
+	extra := strings.NewReplacer(`"index": 1,`, `"index": 99,`, `"id": "001-counter-go-mutex-vus10-rep1"`, `"id": "099-counter-go-mutex-vus50-rep1"`,
+		`"level": 10,`, `"level": 50,`).Replace(string(rec))
+	require.NotEqual(t, string(rec), extra)
+	dir := study(t, map[string]string{"099-counter-go-mutex-vus50-rep1.json": extra})
+	want := listing(t, os.DirFS(dir))
+	var out strings.Builder
+	err = Pack(dir, &out)
+	require.ErrorIs(t, err, ErrDiffers)
+	assert.Contains(t, err.Error(), "its report is not the one runs/ renders")
+	assert.Contains(t, err.Error(), "runs/ is kept")
+	assert.Equal(t, want, listing(t, os.DirFS(dir)), "nothing changed, nothing left behind")
+	assert.Empty(t, out.String())
+}
+
+// Runs that make no comparison report (a seed's counted runs: two of a mode
+// in a block) are packed on their records' word, and Pack says so.
+func TestPackRunsWithoutAReport(t *testing.T) {
+	dir := study(t, nil)
+	rec, err := os.ReadFile(filepath.Join(dir, "runs", "001-counter-go-mutex-vus10-rep1.json"))
+	require.NoError(t, err)
+	again := strings.Replace(string(rec), `"index": 1,`, `"index": 99,`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "099-counter-go-mutex-vus10-rep1.json"), []byte(again), 0o644))
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	_, err = report.Render(folder)
+	require.Error(t, err, "no comparison report from these runs")
+	_, want, err := record.LoadFolder(folder)
+	require.NoError(t, err)
+
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "its runs make no report")
+	assert.Contains(t, out.String(), "their records were compared instead")
+	_, got, err := record.LoadDir(dir)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	// The control: one more record in the logs archive, and the records
+	// read from the archive are not runs/'s.
+	other := study(t, map[string]string{"098-counter-go-mutex-vus10-rep1.json": strings.Replace(again, `"index": 99,`, `"index": 98,`, 1)})
+	require.NoError(t, os.WriteFile(filepath.Join(other, "runs", "099-counter-go-mutex-vus10-rep1.json"), []byte(again), 0o644))
+	err = Pack(other, &out)
+	require.ErrorIs(t, err, ErrDiffers)
+	assert.Contains(t, err.Error(), "its records do not read as runs/'s")
+	assert.DirExists(t, filepath.Join(other, "runs"))
+}
+
+func TestPackRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{"no runs", func(t *testing.T, dir string) { require.NoError(t, os.RemoveAll(filepath.Join(dir, "runs"))) }, "has no runs/ to pack"},
+		{"a log that differs from its copy in runs/", func(t *testing.T, dir string) {
+			writeLogs(t, filepath.Join(dir, LogsArchive), map[string]string{"001-counter-go-mutex-vus10-rep1.server.log": "another\n"})
+		}, "which is right?"},
+		{"a corrupt logs archive", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, LogsArchive), []byte("not gzip"), 0o644))
+		}, LogsArchive + ": " + record.ErrBadArchive.Error()},
+		{"a symlink in runs/", func(t *testing.T, dir string) {
+			require.NoError(t, os.Symlink("../meta.json", filepath.Join(dir, "runs", "x.log")))
+		}, "neither a file nor a folder"},
+		{"no run records", func(t *testing.T, dir string) {
+			paths, err := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
+			require.NoError(t, err)
+			for _, p := range paths {
+				require.NoError(t, os.Remove(p))
+			}
+		}, record.ErrNoRuns.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := study(t, nil)
+			tt.setup(t, dir)
+			want := listing(t, os.DirFS(dir))
+			err := Pack(dir, new(strings.Builder))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Equal(t, want, listing(t, os.DirFS(dir)), "nothing changed")
+		})
+	}
+}
