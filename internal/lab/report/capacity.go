@@ -175,7 +175,7 @@ func pctRange(v paired.Verdict) string {
 }
 
 func (rep *CapacityReport) blocks(withCharts bool) []block {
-	out := []block{heading{1, "locklab capacity study"}}
+	out := append(dirtyWarning(rep.Meta), heading{1, "locklab capacity study"})
 	for _, sec := range rep.sections() {
 		out = append(out, para(rep.Headline(sec)))
 	}
@@ -183,11 +183,11 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 	if len(rep.Cap.Rates) > 0 {
 		ladder = "-rates " + joinInts(rep.Cap.Rates) + " calls/s"
 	}
-	out = append(out, para(fmt.Sprintf("Command: `%s`. Objective `%s`: a run meets it when its %s latency, timed from each call's intended start, is at most %s ms, "+
+	out = append(out, para(fmt.Sprintf("Command: `%s`, from %s. Objective `%s`: a run meets it when its %s latency, timed from each call's intended start, is at most %s ms, "+
 		"it completed at least %s%% of the offered calls, and it had at most %d unexpected errors. Ladder: %s; then %d bisection steps per design and block "+
 		"between its last passing and first failing rate. %d blocks (seed %s), each every design at every rate in the block's own order; the open model, "+
 		"%s measured after %s of warm-up, at most %d calls in flight.",
-		rep.Meta.Command, rep.Cap.SLO, rep.SLO.Pct, plan.FormatFloat(rep.SLO.BoundMs()), plan.FormatFloat(100*rep.SLO.Achieved), rep.SLO.Errors,
+		rep.Meta.Command, commitText(rep.Meta), rep.Cap.SLO, rep.SLO.Pct, plan.FormatFloat(rep.SLO.BoundMs()), plan.FormatFloat(100*rep.SLO.Achieved), rep.SLO.Errors,
 		ladder, rep.Cap.Refine, rep.Meta.Reps, seedText(rep.Meta.Seed), rep.Meta.Duration, rep.Meta.Warmup, rep.Meta.MaxVUsOpen)), toc{})
 	for _, c := range rep.Cap.Ceilings {
 		out = append(out, para(fmt.Sprintf("Ceiling of %s · %s: the noop server served %s calls/s to %d closed-model callers (run %s).",

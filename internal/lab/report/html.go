@@ -28,6 +28,7 @@ a{color:#333}
 </style></head><body>
 {{range .Blocks}}
 {{- with .Heading}}{{if eq .Level 1}}<h1 id="{{.ID}}">{{.Text}}</h1>{{else if eq .Level 2}}<h2 id="{{.ID}}">{{.Text}}</h2>{{else}}<h3 id="{{.ID}}">{{.Text}}</h3>{{end}}{{end}}
+{{- with .Warning}}<p role="alert" style="border:3px solid #222;padding:0.5rem 0.8rem;font-weight:bold">Warning: {{range .}}{{if .Code}}<code>{{.Text}}</code>{{else}}{{.Text}}{{end}}{{end}}</p>{{end}}
 {{- with .Para}}<p>{{range .}}{{if .Code}}<code>{{.Text}}</code>{{else}}{{.Text}}{{end}}{{end}}</p>{{end}}
 {{- with .TOC}}<nav><p>Contents</p><ul>{{range .}}<li{{if eq .Level 3}} style="margin-left:1.5rem"{{end}}><a href="#{{.ID}}">{{.Text}}</a></li>{{end}}</ul></nav>{{end}}
 {{- with .Table}}<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
@@ -61,6 +62,7 @@ type htmlChart struct {
 type htmlBlock struct {
 	Heading *htmlHeading
 	Para    []span
+	Warning []span
 	TOC     []htmlHeading
 	Table   *htmlTable
 	Chart   *htmlChart
@@ -80,6 +82,8 @@ func renderHTML(title string, blocks []block) (string, error) {
 			out = append(out, htmlBlock{Heading: &htmlHeading{Level: x.level, ID: anchors[i], Text: x.text}})
 		case para:
 			out = append(out, htmlBlock{Para: codeSpans(string(x))})
+		case warning:
+			out = append(out, htmlBlock{Warning: codeSpans(string(x))})
 		case toc:
 			var entries []htmlHeading
 			for j, e := range blocks[i:] {

@@ -38,11 +38,16 @@ type chart struct {
 // levels 2 and 3 that follow.
 type toc struct{}
 
+// warning is a paragraph set apart: what a reader must know before any
+// figure below.
+type warning string
+
 func (heading) isBlock() {}
 func (para) isBlock()    {}
 func (table) isBlock()   {}
 func (chart) isBlock()   {}
 func (toc) isBlock()     {}
+func (warning) isBlock() {}
 
 // Report is a finished comparison.
 type Report struct {
@@ -139,6 +144,30 @@ func (rep *Report) howToRead() string {
 		record.ServerBusy*100, record.DriverBusy*100, record.DriverBusy*100, record.NotableSteal*100)
 }
 
+// commitText names the code a comparison ran: its commit, and whether the
+// working tree held more.
+func commitText(m record.Meta) string {
+	switch {
+	case m.GitCommit == "":
+		return "locklab commit (not recorded)"
+	case m.GitDirty:
+		return "locklab commit " + m.GitCommit + " with uncommitted changes"
+	}
+	return "locklab commit " + m.GitCommit
+}
+
+// dirtyWarning is a report's first block when it was made from a working
+// tree with uncommitted changes: its commit does not name the code that
+// produced it, and a reader must know that before the title. A clean run
+// has none.
+func dirtyWarning(m record.Meta) []block {
+	if !m.GitDirty {
+		return nil
+	}
+	return []block{warning(fmt.Sprintf("made from a working tree with uncommitted changes: locklab commit %s is not the whole of the code "+
+		"that produced these figures, and the changes were not recorded (`meta.json`: `git_dirty`).", cmp.Or(m.GitCommit, "(not recorded)")))}
+}
+
 // primaryLabels names the primary metrics in a sentence.
 func primaryLabels() string {
 	var ms []*Metric
@@ -178,18 +207,17 @@ func (rep *Report) blocks(withCharts bool) []block {
 			versions = append(versions, v)
 		}
 	}
-	out := []block{
+	out := append(dirtyWarning(m),
 		heading{1, "locklab comparison: " + strings.Join(m.Modes, " vs ")},
 		para(fmt.Sprintf("Command: `%s`", m.Command)),
-		para(fmt.Sprintf("Machine: %d CPUs (%s), %s memory, Linux %s; %s; locklab commit %s%s. Started %s, finished %s.",
-			m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, strings.Join(versions, "; "), m.GitCommit,
-			map[bool]string{true: " with uncommitted changes", false: ""}[m.GitDirty],
+		para(fmt.Sprintf("Machine: %d CPUs (%s), %s memory, Linux %s; %s; %s. Started %s, finished %s.",
+			m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, strings.Join(versions, "; "), commitText(m),
 			m.Started.Format("2006-01-02 15:04:05 UTC"), m.Finished.Format("15:04:05 UTC"))),
 		para(fmt.Sprintf("Configuration: workloads %s; modes %s (baseline %s); drivers %s; %s model at %s%s; factors: %s; "+
 			"%s measured after a %s warm-up; %d repetitions as blocks, %s; a fresh server for every run; %s.",
 			strings.Join(m.Workloads, ", "), strings.Join(m.Modes, ", "), rep.baseline(), strings.Join(m.Drivers, ", "), m.Model, joinInts(m.Levels),
 			h2loadLevelsNote(m), m.Factors, m.Duration, m.Warmup, m.Reps, blockOrder(m), pin)),
-	}
+	)
 	out = append(out, rep.headline(withCharts)...)
 	out = append(out, para(rep.howToRead()), toc{})
 	out = append(out, rep.gate.spoiledTable()...)
@@ -470,6 +498,8 @@ func markdown(blocks []block) string {
 			fmt.Fprintf(&b, "%s %s\n\n", strings.Repeat("#", x.level), x.text)
 		case para:
 			fmt.Fprintf(&b, "%s\n\n", x)
+		case warning:
+			fmt.Fprintf(&b, "> **Warning:** %s\n\n", x)
 		case toc:
 			b.WriteString("Contents:\n\n")
 			for j, e := range blocks[i:] {
