@@ -58,6 +58,11 @@ var Exceptions = []Exception{
 		Why:     "every figure of the report beside it, with the runs behind each, for tools to read instead of the HTML",
 	},
 	{
+		Pattern: "docs/results/**/runs.tar.gz",
+		Max:     2 << 20,
+		Why:     "a study's raw runs — every run's record, logs and profiles, hundreds of files — packed into one archive (make pack-results), which -rerender reads as it is",
+	},
+	{
 		Pattern: "docs/results/store/store-cpus.png",
 		Max:     512 << 10,
 		Why:     "benchreport's chart of ns/op against CPUs for every design, one panel per row of the store benchmark (docs/results/store/store.md)",
