@@ -119,6 +119,21 @@ func TestGateDropsSpoiledRound(t *testing.T) {
 	rep, s = reportOf(t, recorded(designs, []int{8}, 10, []string{"example.com/tally"}, ns, spoiled), cfg)
 	assert.Equal(t, 10, sectionRow(t, rep, "sharded").Paired, "-max-foreign 100% keeps every run")
 	assert.Contains(t, s, "at most 30%")
+
+	// Every run spoiled: nothing is left to pair, and the message says why.
+	busy := recorded(designs, []int{8}, 10, []string{"p"}, ns, func(string, int) float64 { return 0.8 })
+	var out, errOut bytes.Buffer
+	err := Main(nil, strings.NewReader(busy), &out, &errOut)
+	assert.Equal(t, 2, Status(err))
+	assert.ErrorContains(t, err, "no design ran beside the baseline mutex under the same name after the validity gate dropped 20 of 20 runs, whose CPUs something else took more than 10% of (-max-foreign)")
+	half := recorded(designs, []int{8}, 10, []string{"p"}, ns, func(d string, k int) float64 {
+		if d == "mutex" && k <= 6 {
+			return 0.8
+		}
+		return 0
+	})
+	err = Main(nil, strings.NewReader(half), &out, &errOut)
+	assert.ErrorContains(t, err, "too few rounds: at most 4 per design paired with mutex after the validity gate dropped 6 of 20 runs")
 }
 
 // TestGateSpoiledDesignRun: a spoiled run of a design other than the

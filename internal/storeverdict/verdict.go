@@ -121,14 +121,14 @@ func analyse(d *data, cfg Config) (*report, error) {
 		}
 		rep.sections = append(rep.sections, sec)
 	}
+	why := ""
+	if n := gd.dropped(); n > 0 {
+		why = fmt.Sprintf(" after the validity gate dropped %d of %d runs, whose CPUs something else took more than %s of (-max-foreign)", n, len(gd.runs), paired.PctAbs(cfg.MaxForeign))
+	}
 	if len(cs) == 0 {
-		return nil, bad("no design ran beside the baseline %s under the same name: nothing to pair", cfg.Baseline)
+		return nil, bad("no design ran beside the baseline %s under the same name%s: nothing to pair", cfg.Baseline, why)
 	}
 	if most < paired.MinBlocksRobust {
-		why := ""
-		if n := gd.dropped(); n > 0 {
-			why = fmt.Sprintf(" after the validity gate dropped %d of %d runs (-max-foreign %s)", n, len(gd.runs), paired.PctAbs(cfg.MaxForeign))
-		}
 		return nil, bad("too few rounds: at most %d per design paired with %s%s; the verdict needs at least %d (run %d or more rounds: storeverdict rounds -rounds 10)",
 			most, cfg.Baseline, why, paired.MinBlocksRobust, paired.MinBlocksRobust)
 	}
