@@ -60,7 +60,7 @@ var helpFigure = regexp.MustCompile(`(?:^|[^\w.])([0-9]+(?:\.[0-9]+)?)`)
 // k6/e2e.sh, which make agree runs).
 func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 	t.Helper()
-	m := makefile{text: mk}
+	m := newMakefile(mk)
 	var probs []string
 	problem := func(target, format string, args ...any) {
 		probs = append(probs, "make help: "+target+": "+fmt.Sprintf(format, args...))
@@ -192,20 +192,32 @@ func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 }
 
 // makefile is the Makefile's text, read as far as the checks need.
-type makefile struct{ text string }
-
-// value is a variable's value as the Makefile sets it (=, :=, ?=), its
-// $(VAR) references expanded; "" when it sets none.
-func (m makefile) value(name string) string {
-	v := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\s*[:?]?=[ \t]*(.*)$`).FindStringSubmatch(m.text)
-	if v == nil {
-		return ""
-	}
-	return m.expand(strings.TrimSpace(v[1]))
+type makefile struct {
+	text string
+	vars map[string]string // as set (=, :=, ?=), the first setting of each
 }
 
+var (
+	makeVar = regexp.MustCompile(`(?m)^([A-Z0-9_]+)\s*[:?]?=[ \t]*(.*)$`)
+	makeRef = regexp.MustCompile(`\$\(([A-Z0-9_]+)\)`)
+)
+
+func newMakefile(text string) makefile {
+	m := makefile{text: text, vars: map[string]string{}}
+	for _, v := range makeVar.FindAllStringSubmatch(text, -1) {
+		if _, set := m.vars[v[1]]; !set {
+			m.vars[v[1]] = strings.TrimSpace(v[2])
+		}
+	}
+	return m
+}
+
+// value is a variable's value as the Makefile sets it, its $(VAR)
+// references expanded; "" when it sets none.
+func (m makefile) value(name string) string { return m.expand(m.vars[name]) }
+
 func (m makefile) expand(s string) string {
-	return regexp.MustCompile(`\$\(([A-Z0-9_]+)\)`).ReplaceAllStringFunc(s, func(ref string) string {
+	return makeRef.ReplaceAllStringFunc(s, func(ref string) string {
 		return m.value(ref[2 : len(ref)-1])
 	})
 }
