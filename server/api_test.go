@@ -469,15 +469,15 @@ func TestContextCodes(t *testing.T) {
 
 			// The handlers themselves, as gRPC calls them with the caller's
 			// context: the store refuses the ended context and toStatus maps it.
-			cs := &counterService{st: ts.srv.st}
+			cs := &counterService{d: dataOf[workload.CounterCmd, int64](t, ts.srv, "counter")}
 			_, err = cs.Increment(cancelled, &pb.IncrementRequest{Delta: 1})
 			requireCode(t, codes.Canceled, err, "handler, cancelled")
 			_, err = cs.Increment(expired, &pb.IncrementRequest{Delta: 1})
 			requireCode(t, codes.DeadlineExceeded, err, "handler, expired")
-			bs := &bankService{st: ts.srv.st}
+			bs := &bankService{d: dataOf[workload.BankCmd, workload.BankResult](t, ts.srv, "bank")}
 			_, err = bs.TransferMoney(expired, &pb.TransferMoneyRequest{FromAccount: 1, ToAccount: 2, Amount: 1})
 			requireCode(t, codes.DeadlineExceeded, err, "handler, expired")
-			ks := &kvService{st: ts.srv.st}
+			ks := &kvService{d: dataOf[workload.KVCmd, workload.KVResult](t, ts.srv, "kv")}
 			_, err = ks.Put(cancelled, &pb.PutRequest{Key: "k", Value: []byte("v")})
 			requireCode(t, codes.Canceled, err, "handler, cancelled")
 
@@ -501,33 +501,36 @@ func TestUnavailableAfterStop(t *testing.T) {
 			ts.srv.Stop(stopCtx)
 
 			st := ts.srv.st
+			counter := &counterService{d: dataOf[workload.CounterCmd, int64](t, ts.srv, "counter")}
+			bank := &bankService{d: dataOf[workload.BankCmd, workload.BankResult](t, ts.srv, "bank")}
+			kv := &kvService{d: dataOf[workload.KVCmd, workload.KVResult](t, ts.srv, "kv")}
 			calls := map[string]func() error{
 				"Increment": func() error {
-					_, err := (&counterService{st: st}).Increment(ctx, &pb.IncrementRequest{Delta: 1})
+					_, err := counter.Increment(ctx, &pb.IncrementRequest{Delta: 1})
 					return err
 				},
 				"GetValue": func() error {
-					_, err := (&counterService{st: st}).GetValue(ctx, &pb.GetValueRequest{})
+					_, err := counter.GetValue(ctx, &pb.GetValueRequest{})
 					return err
 				},
 				"TransferMoney": func() error {
-					_, err := (&bankService{st: st}).TransferMoney(ctx, &pb.TransferMoneyRequest{FromAccount: 1, ToAccount: 2, Amount: 1})
+					_, err := bank.TransferMoney(ctx, &pb.TransferMoneyRequest{FromAccount: 1, ToAccount: 2, Amount: 1})
 					return err
 				},
 				"GetBalance": func() error {
-					_, err := (&bankService{st: st}).GetBalance(ctx, &pb.GetBalanceRequest{Account: 1})
+					_, err := bank.GetBalance(ctx, &pb.GetBalanceRequest{Account: 1})
 					return err
 				},
 				"GetHistory": func() error {
-					_, err := (&bankService{st: st}).GetHistory(ctx, &pb.GetHistoryRequest{Account: 1})
+					_, err := bank.GetHistory(ctx, &pb.GetHistoryRequest{Account: 1})
 					return err
 				},
 				"Put": func() error {
-					_, err := (&kvService{st: st}).Put(ctx, &pb.PutRequest{Key: "k"})
+					_, err := kv.Put(ctx, &pb.PutRequest{Key: "k"})
 					return err
 				},
 				"Get": func() error {
-					_, err := (&kvService{st: st}).Get(ctx, &pb.GetRequest{Key: "k"})
+					_, err := kv.Get(ctx, &pb.GetRequest{Key: "k"})
 					return err
 				},
 				"Reset": func() error {
@@ -671,12 +674,12 @@ func TestUnservedWorkloadsAreUnimplemented(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			ts := startServer(t, Config{Mode: m.Name})
 			ctx := context.Background()
-			calls := map[int][]func() error{
-				wlCounter: {
+			calls := map[string][]func() error{
+				"counter": {
 					func() error { _, err := ts.counter.Increment(ctx, &pb.IncrementRequest{Delta: 1}); return err },
 					func() error { _, err := ts.counter.GetValue(ctx, &pb.GetValueRequest{}); return err },
 				},
-				wlBank: {
+				"bank": {
 					func() error {
 						_, err := ts.bank.TransferMoney(ctx, &pb.TransferMoneyRequest{FromAccount: 1, ToAccount: 2, Amount: 1})
 						return err
@@ -684,14 +687,14 @@ func TestUnservedWorkloadsAreUnimplemented(t *testing.T) {
 					func() error { _, err := ts.bank.GetBalance(ctx, &pb.GetBalanceRequest{Account: 1}); return err },
 					func() error { _, err := ts.bank.GetHistory(ctx, &pb.GetHistoryRequest{Account: 1}); return err },
 				},
-				wlKV: {
+				"kv": {
 					func() error { _, err := ts.kv.Put(ctx, &pb.PutRequest{Key: "k", Value: []byte("v")}); return err },
 					func() error { _, err := ts.kv.Get(ctx, &pb.GetRequest{Key: "k"}); return err },
 				},
 			}
 			require.Len(t, calls, len(Workloads()))
-			for wl, name := range workloadNames {
-				for _, call := range calls[wl] {
+			for _, name := range Workloads() {
+				for _, call := range calls[name] {
 					err := call()
 					if m.Serves(name) {
 						assert.NoError(t, err, name)

@@ -9,12 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/durable"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
-	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/wal"
 	"github.com/locklab/locklab/work"
-	"github.com/locklab/locklab/workload"
 )
 
 // Values of Config.Durability.
@@ -34,12 +31,11 @@ func Durabilities() []string { return []string{DurabilityNone, DurabilityWAL} }
 // torn tail): a runtime failure, unlike a bad flag.
 var ErrDataDir = errors.New("server: data directory")
 
-// machines are the three workloads' machines as the designs get them: bare,
-// or inside the work and durability decorators.
+// machines are the workloads' machines as the designs get them: bare, or
+// inside the work and durability decorators, one instance per row of
+// workloads.
 type machines struct {
-	counter store.Machine[workload.CounterCmd, int64]
-	bank    store.Machine[workload.BankCmd, workload.BankResult]
-	kv      store.Machine[workload.KVCmd, workload.KVResult]
+	wls []instance // in the order of workloads
 
 	logs       []*wal.Log // closed once the stores are
 	replayed   int64      // records replayed at start, all logs
@@ -51,31 +47,33 @@ type machines struct {
 }
 
 // newMachines builds the machines cfg asks for. With durability, each
-// workload has its own log in DataDir/<workload>; all three are checked
-// before any is opened, so a bad one leaves the others untouched, then each
-// is recovered (its snapshot restored, its records replayed).
+// workload has its own log in DataDir/<workload>; all are checked before
+// any is opened, so a bad one leaves the others untouched, then each is
+// recovered (its snapshot restored, its records replayed).
 func newMachines(cfg Config) (_ *machines, err error) {
-	b, err := workload.NewBank(cfg.Bank)
-	if err != nil {
-		return nil, err
-	}
-	c, kv := workload.NewCounter(), workload.NewKV()
-	ms := &machines{counter: c, bank: b, kv: kv, durability: cfg.Durability, work: cfg.Work}
+	ms := &machines{durability: cfg.Durability, work: cfg.Work}
 	if ms.durability == "" {
 		ms.durability = DurabilityNone
 	}
-	if cfg.Work > 0 {
-		spin := work.NewSpinner(cfg.Work, work.Calibrate())
-		ms.counter = work.New(ms.counter, spin)
-		ms.bank = work.New(ms.bank, spin)
-		ms.kv = work.New(ms.kv, spin)
-	}
 	switch ms.durability {
-	case DurabilityNone:
-		return ms, nil
-	case DurabilityWAL:
+	case DurabilityNone, DurabilityWAL:
 	default:
 		return nil, fmt.Errorf("durability %q: want one of %v", cfg.Durability, Durabilities())
+	}
+	var spin *work.Spinner
+	if cfg.Work > 0 {
+		s := work.NewSpinner(cfg.Work, work.Calibrate())
+		spin = &s
+	}
+	for _, w := range workloads {
+		in, err := w.instance(cfg, spin)
+		if err != nil {
+			return nil, err
+		}
+		ms.wls = append(ms.wls, in)
+	}
+	if ms.durability == DurabilityNone {
+		return ms, nil
 	}
 	if cfg.DataDir == "" {
 		return nil, errors.New("durability wal needs a data directory")
@@ -85,8 +83,8 @@ func newMachines(cfg Config) (_ *machines, err error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %w", ErrDataDir, err)
 	}
-	dir := func(wl int) string { return filepath.Join(cfg.DataDir, workloadNames[wl]) }
-	for wl := range numWorkloads {
+	dir := func(wl int) string { return filepath.Join(cfg.DataDir, workloads[wl].Name()) }
+	for wl := range workloads {
 		if err := wal.Check(dir(wl)); err != nil {
 			return nil, fmt.Errorf("%w %s: %w", ErrDataDir, cfg.DataDir, err)
 		}
@@ -97,28 +95,17 @@ func newMachines(cfg Config) (_ *machines, err error) {
 		}
 	}()
 	opts := wal.Options{SnapshotEvery: cfg.SnapshotEvery, Logger: cfg.Logger}
-	if ms.counter, err = openDurable(ms, dir(wlCounter), ms.counter, workload.CounterLog{C: c}, opts); err != nil {
-		return nil, err
-	}
-	if ms.bank, err = openDurable(ms, dir(wlBank), ms.bank, workload.BankLog{B: b}, opts); err != nil {
-		return nil, err
-	}
-	if ms.kv, err = openDurable(ms, dir(wlKV), ms.kv, workload.KVLog{KV: kv}, opts); err != nil {
-		return nil, err
+	for wl, in := range ms.wls {
+		log, info, err := in.openLog(dir(wl), opts)
+		if err != nil {
+			return nil, err
+		}
+		ms.logs = append(ms.logs, log)
+		ms.replayed += info.Records
+		ms.recovery += info.Duration
 	}
 	ms.newWindow()
 	return ms, nil
-}
-
-func openDurable[C, R any](ms *machines, dir string, m store.Machine[C, R], codec durable.Codec[C, R], opts wal.Options) (store.Machine[C, R], error) {
-	d, info, err := durable.Open(dir, m, codec, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrDataDir, err)
-	}
-	ms.logs = append(ms.logs, d.Log())
-	ms.replayed += info.Records
-	ms.recovery += info.Duration
-	return d, nil
 }
 
 // walStats returns the fdatasyncs and records of every log since the

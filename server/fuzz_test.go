@@ -76,15 +76,14 @@ func FuzzRequestBody(f *testing.F) {
 	isNoop := func(ts *testServer) bool { return !ts.srv.Mode().StoreBacked() }
 	// A mode whose design does not serve a workload answers its RPCs
 	// UNIMPLEMENTED.
-	workloadOf := map[string]int{
-		pb.CounterService_ServiceDesc.ServiceName: wlCounter,
-		pb.BankService_ServiceDesc.ServiceName:    wlBank,
-		pb.KVService_ServiceDesc.ServiceName:      wlKV,
-	}
 	unserved := func(ts *testServer, method string) bool {
 		service := strings.Split(method, "/")[1]
-		wl, ok := workloadOf[service]
-		return ok && ts.srv.Mode().servesErr(wl) != nil
+		for wl, w := range workloads {
+			if w.desc().ServiceName == service {
+				return ts.srv.Mode().servesErr(wl) != nil
+			}
+		}
+		return false
 	}
 	// The codes docs/design.md §status-codes gives bad input, and NotFound
 	// for a health check of an unknown service.

@@ -205,3 +205,17 @@ func requireSameState(t *testing.T, before, after state) {
 	}
 	assert.Equal(t, before.kv, after.kv, "kv values")
 }
+
+// dataOf is the named workload's store as srv's data RPCs use it.
+func dataOf[C, R any](t *testing.T, srv *Server, name string) *data[C, R] {
+	t.Helper()
+	for wl, w := range workloads {
+		if w.Name() == name {
+			in, ok := srv.st.ms.wls[wl].(*inst[C, R])
+			require.True(t, ok, "workload %s's command types", name)
+			return in.data
+		}
+	}
+	t.Fatalf("no workload %s", name)
+	return nil
+}

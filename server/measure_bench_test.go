@@ -46,7 +46,7 @@ func BenchmarkMeasuredStore(b *testing.B) {
 					}
 					defer s.Close()
 					if ms.latencyEvery > 0 {
-						s = measure(s, newMetrics(nil, ms.latencyEvery), wlCounter, func(c workload.CounterCmd) int { return int(c.Op) })
+						s = measure(s, newMetrics(nil, ms.latencyEvery), 0 /* the counter, workloads[0] */, func(c workload.CounterCmd) int { return int(c.Op) })
 					}
 					benchIncrement(b, s, par)
 				})

@@ -37,31 +37,15 @@ import (
 //
 // BenchmarkMeasuredStore shows what it costs next to the store's own Do.
 
-// The workloads, as indices into a window's latency table.
-const (
-	wlCounter = iota
-	wlBank
-	wlKV
-	numWorkloads
-)
-
-var workloadNames = [numWorkloads]string{"counter", "bank", "kv"}
-
-// opNames names each workload's op codes (the workload package's CounterOp,
-// BankOp and KVOp values, which start at 1) as the report shows them.
-func opNames(wl int) []string {
-	switch wl {
-	case wlCounter:
-		return []string{1: "increment", 2: "get", 3: "reset"}
-	case wlBank:
-		return []string{1: "transfer", 2: "balance", 3: "history", 4: "reset", 5: "summary"}
-	case wlKV:
-		return []string{1: "put", 2: "get", 3: "reset", 4: "len"}
+// A workload's ops, as indices into a window's latency table, are its op
+// codes; every workload gets as many slots as the one with most ops.
+func maxOps() int {
+	n := 0
+	for _, w := range workloads {
+		n = max(n, w.numOps())
 	}
-	return nil
+	return n
 }
-
-const maxOps = 6 // op codes 0..5
 
 // latencyBuckets are the histograms' upper bounds in seconds: from 20 ns to
 // 10 s, each 10% above the last, so a quantile read from them is within 10%.
@@ -100,10 +84,10 @@ type window struct {
 	// lat0 is each store-latency histogram as it stood when the window
 	// began: the window's own counts are the difference. The histograms
 	// themselves are cumulative, as Prometheus wants them.
-	lat0 [numWorkloads][maxOps]*dto.Histogram
+	lat0 [][]*dto.Histogram
 	// max is the largest store time seen in the window (a histogram only
 	// knows the bucket), in nanoseconds.
-	max [numWorkloads][maxOps]atomic.Int64
+	max [][]atomic.Int64
 }
 
 // metrics owns the store-latency histograms and the current window.
@@ -120,7 +104,7 @@ type metrics struct {
 	// takes a read lock) and /metrics shows only the ops that ran (each
 	// child is 212 bucket series).
 	storeSeconds *prometheus.HistogramVec
-	lat          [numWorkloads][maxOps]atomic.Pointer[histogram]
+	lat          [][]atomic.Pointer[histogram] // by workload and op code
 	win          atomic.Pointer[window]
 }
 
@@ -133,13 +117,16 @@ func (m *metrics) histogram(wl, op int) *histogram {
 	if h := m.lat[wl][op].Load(); h != nil {
 		return h
 	}
-	h := &histogram{m.storeSeconds.WithLabelValues(workloadNames[wl], opName(wl, op)).(prometheus.Histogram)}
+	h := &histogram{m.storeSeconds.WithLabelValues(workloads[wl].Name(), workloads[wl].opName(op)).(prometheus.Histogram)}
 	m.lat[wl][op].Store(h)
 	return h
 }
 
 func newMetrics(methods []string, sampleEvery uint64) *metrics {
-	m := &metrics{methods: methods}
+	m := &metrics{methods: methods, lat: make([][]atomic.Pointer[histogram], len(workloads))}
+	for wl := range m.lat {
+		m.lat[wl] = make([]atomic.Pointer[histogram], maxOps())
+	}
 	if sampleEvery > 1 {
 		m.sampleMask = sampleEvery - 1
 	}
@@ -153,21 +140,15 @@ func newMetrics(methods []string, sampleEvery uint64) *metrics {
 	return m
 }
 
-// opName names op code op of workload wl.
-func opName(wl, op int) string {
-	if names := opNames(wl); op < len(names) && names[op] != "" {
-		return names[op]
-	}
-	return "op" + strconv.Itoa(op)
-}
-
 // newWindow starts a new measurement window.
 func (m *metrics) newWindow() {
 	w := &window{start: time.Now(), cpu0: cpuTime(), rt0: readRuntime(), rpcs: make(map[string]*rpcCount, len(m.methods))}
 	for _, name := range m.methods {
 		w.rpcs[name] = &rpcCount{}
 	}
+	w.lat0, w.max = make([][]*dto.Histogram, len(m.lat)), make([][]atomic.Int64, len(m.lat))
 	for wl := range w.lat0 {
+		w.lat0[wl], w.max[wl] = make([]*dto.Histogram, len(m.lat[wl])), make([]atomic.Int64, len(m.lat[wl]))
 		for op := range w.lat0[wl] {
 			w.lat0[wl][op] = &dto.Histogram{} // a histogram made later starts in this window
 			if h := m.lat[wl][op].Load(); h != nil {
@@ -232,7 +213,7 @@ func (s *measured[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 	t0 := time.Now()
 	r, err := s.inner.Do(ctx, cmd)
 	d := time.Since(t0)
-	if op := s.op(cmd); op >= 0 && op < maxOps {
+	if op := s.op(cmd); op >= 0 && op < len(s.m.lat[s.wl]) {
 		s.m.histogram(s.wl, op).Observe(d.Seconds())
 		observeMax(&s.m.win.Load().max[s.wl][op], d)
 	}
@@ -300,7 +281,7 @@ func (m *metrics) read() windowStats {
 			// Capped in nanoseconds, not seconds: mx/1e9*1e9 need not be mx.
 			q := func(q float64) float64 { return math.Min(quantile(h, q, math.Inf(1))*1e9, mx) }
 			ws.latency = append(ws.latency, latencyStats{
-				workload: workloadNames[wl], op: opName(wl, op), count: h.GetSampleCount(),
+				workload: workloads[wl].Name(), op: workloads[wl].opName(op), count: h.GetSampleCount(),
 				p50: q(0.5), p90: q(0.9), p99: q(0.99), p999: q(0.999),
 				mx: mx,
 			})

@@ -114,11 +114,11 @@ func (serialCollector) Describe(ch chan<- *prometheus.Desc) { ch <- serialBusyDe
 
 func (c serialCollector) Collect(ch chan<- prometheus.Metric) {
 	for wl, s := range c.st.serialStats() {
-		if c.st.serial[wl] == nil {
+		if c.st.ms.wls[wl].serial() == nil {
 			continue
 		}
 		for i, b := range s.Busy {
-			ch <- prometheus.MustNewConstMetric(serialBusyDesc, prometheus.CounterValue, b.Seconds(), workloadNames[wl], strconv.Itoa(i))
+			ch <- prometheus.MustNewConstMetric(serialBusyDesc, prometheus.CounterValue, b.Seconds(), workloads[wl].Name(), strconv.Itoa(i))
 		}
 	}
 }

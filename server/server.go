@@ -112,10 +112,12 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	if cfg.MaxInflight < 0 {
 		return nil, fmt.Errorf("max inflight %d: want >= 0 (0: no bound)", cfg.MaxInflight)
 	}
-	services := []grpc.ServiceDesc{
-		pb.CounterService_ServiceDesc, pb.BankService_ServiceDesc, pb.KVService_ServiceDesc,
-		pb.AdminService_ServiceDesc, healthpb.Health_ServiceDesc,
+	// The workloads' services, then the ones every server has.
+	var services []*grpc.ServiceDesc
+	for _, w := range workloads {
+		services = append(services, w.desc())
 	}
+	services = append(services, &pb.AdminService_ServiceDesc, &healthpb.Health_ServiceDesc)
 	var methods []string
 	for _, sd := range services {
 		for _, md := range sd.Methods {
@@ -142,15 +144,19 @@ func (m Mode) New(cfg Config) (*Server, error) {
 		if s.st, err = newStores(m, sc, ms, mt, in); err != nil {
 			return nil, err // newStores closed the logs
 		}
-	} else if _, err := workload.NewBank(cfg.Bank); err != nil {
-		return nil, err // noop refuses the flags the others refuse
+	} else {
+		for _, w := range workloads { // noop refuses the flags the others refuse
+			if _, err := w.instance(cfg, nil); err != nil {
+				return nil, err
+			}
+		}
 	}
 	unary := []grpc.UnaryServerInterceptor{mt.unary}
 	var gm *grpcprom.ServerMetrics
 	if cfg.Metrics != nil {
 		gm = grpcMetrics()
 		collected := []prometheus.Collector{gm, mt.storeSeconds}
-		if s.st != nil && len(s.st.queues) > 0 {
+		if s.st != nil && s.st.owner() {
 			collected = append(collected, queueCollectors(s.st)...)
 		}
 		if s.st != nil {
@@ -173,14 +179,12 @@ func (m Mode) New(cfg Config) (*Server, error) {
 		// are closed after their last caller.
 		grpc.WaitForHandlers(true),
 	)
-	if s.st != nil {
-		pb.RegisterCounterServiceServer(s.grpc, &counterService{st: s.st})
-		pb.RegisterBankServiceServer(s.grpc, &bankService{st: s.st})
-		pb.RegisterKVServiceServer(s.grpc, &kvService{st: s.st})
-	} else {
-		pb.RegisterCounterServiceServer(s.grpc, noopCounter{})
-		pb.RegisterBankServiceServer(s.grpc, noopBank{})
-		pb.RegisterKVServiceServer(s.grpc, noopKV{})
+	for wl, w := range workloads {
+		if s.st != nil {
+			s.st.ms.wls[wl].register(s.grpc)
+		} else {
+			w.registerNoop(s.grpc)
+		}
 	}
 	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: m, st: s.st, m: mt, sampleEvery: cfg.SampleEvery})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -188,7 +192,7 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	if gm != nil {
 		gm.InitializeMetrics(s.grpc)
 	}
-	for _, sd := range services[:4] {
+	for _, sd := range services[:len(workloads)+1] { // the workloads' and the admin's
 		s.health.SetServingStatus(sd.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	}
 	return s, nil

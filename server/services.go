@@ -2,26 +2,23 @@ package server
 
 import (
 	"context"
-	"math"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/workload"
 )
 
 // The data services turn a request into one command value, apply it through
-// the mode's store and map the error with toStatus. They log nothing and keep
+// the mode's store (or get the refusal of a design that does not serve the
+// workload) and map the error with toStatus. They log nothing and keep
 // no state of their own.
 
 type counterService struct {
 	pb.UnimplementedCounterServiceServer
-	st *stores
+	d *data[workload.CounterCmd, int64]
 }
 
 func (s *counterService) Increment(ctx context.Context, r *pb.IncrementRequest) (*pb.IncrementResponse, error) {
-	if s.st.counter == nil {
-		return nil, toStatus(s.st.refused[wlCounter])
-	}
-	v, err := s.st.counter.Do(ctx, workload.CounterCmd{Op: workload.CounterIncrement, Delta: r.GetDelta()})
+	v, err := s.d.Do(ctx, workload.CounterCmd{Op: workload.CounterIncrement, Delta: r.GetDelta()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -29,10 +26,7 @@ func (s *counterService) Increment(ctx context.Context, r *pb.IncrementRequest) 
 }
 
 func (s *counterService) GetValue(ctx context.Context, _ *pb.GetValueRequest) (*pb.GetValueResponse, error) {
-	if s.st.counter == nil {
-		return nil, toStatus(s.st.refused[wlCounter])
-	}
-	v, err := s.st.counter.Do(ctx, workload.CounterCmd{Op: workload.CounterGet})
+	v, err := s.d.Do(ctx, workload.CounterCmd{Op: workload.CounterGet})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -41,14 +35,11 @@ func (s *counterService) GetValue(ctx context.Context, _ *pb.GetValueRequest) (*
 
 type bankService struct {
 	pb.UnimplementedBankServiceServer
-	st *stores
+	d *data[workload.BankCmd, workload.BankResult]
 }
 
 func (s *bankService) TransferMoney(ctx context.Context, r *pb.TransferMoneyRequest) (*pb.TransferMoneyResponse, error) {
-	if s.st.bank == nil {
-		return nil, toStatus(s.st.refused[wlBank])
-	}
-	res, err := s.st.bank.Do(ctx, workload.BankCmd{Op: workload.BankTransfer, From: r.GetFromAccount(), To: r.GetToAccount(), Amount: r.GetAmount()})
+	res, err := s.d.Do(ctx, workload.BankCmd{Op: workload.BankTransfer, From: r.GetFromAccount(), To: r.GetToAccount(), Amount: r.GetAmount()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -56,10 +47,7 @@ func (s *bankService) TransferMoney(ctx context.Context, r *pb.TransferMoneyRequ
 }
 
 func (s *bankService) GetBalance(ctx context.Context, r *pb.GetBalanceRequest) (*pb.GetBalanceResponse, error) {
-	if s.st.bank == nil {
-		return nil, toStatus(s.st.refused[wlBank])
-	}
-	res, err := s.st.bank.Do(ctx, workload.BankCmd{Op: workload.BankBalance, From: r.GetAccount()})
+	res, err := s.d.Do(ctx, workload.BankCmd{Op: workload.BankBalance, From: r.GetAccount()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -67,10 +55,7 @@ func (s *bankService) GetBalance(ctx context.Context, r *pb.GetBalanceRequest) (
 }
 
 func (s *bankService) GetHistory(ctx context.Context, r *pb.GetHistoryRequest) (*pb.GetHistoryResponse, error) {
-	if s.st.bank == nil {
-		return nil, toStatus(s.st.refused[wlBank])
-	}
-	res, err := s.st.bank.Do(ctx, workload.BankCmd{Op: workload.BankHistory, From: r.GetAccount(), Limit: r.GetLimit()})
+	res, err := s.d.Do(ctx, workload.BankCmd{Op: workload.BankHistory, From: r.GetAccount(), Limit: r.GetLimit()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -83,14 +68,11 @@ func (s *bankService) GetHistory(ctx context.Context, r *pb.GetHistoryRequest) (
 
 type kvService struct {
 	pb.UnimplementedKVServiceServer
-	st *stores
+	d *data[workload.KVCmd, workload.KVResult]
 }
 
 func (s *kvService) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse, error) {
-	if s.st.kv == nil {
-		return nil, toStatus(s.st.refused[wlKV])
-	}
-	res, err := s.st.kv.Do(ctx, workload.KVCmd{Op: workload.KVPut, Key: r.GetKey(), Value: r.GetValue()})
+	res, err := s.d.Do(ctx, workload.KVCmd{Op: workload.KVPut, Key: r.GetKey(), Value: r.GetValue()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -98,10 +80,7 @@ func (s *kvService) Put(ctx context.Context, r *pb.PutRequest) (*pb.PutResponse,
 }
 
 func (s *kvService) Get(ctx context.Context, r *pb.GetRequest) (*pb.GetResponse, error) {
-	if s.st.kv == nil {
-		return nil, toStatus(s.st.refused[wlKV])
-	}
-	res, err := s.st.kv.Do(ctx, workload.KVCmd{Op: workload.KVGet, Key: r.GetKey()})
+	res, err := s.d.Do(ctx, workload.KVCmd{Op: workload.KVGet, Key: r.GetKey()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -163,37 +142,21 @@ type adminService struct {
 	sampleEvery uint64
 }
 
-// Reset replaces the bank with one made from the request, zeroes the counter,
-// empties the map, and starts a new measurement window. A request with sizes
-// out of range changes nothing. The three workloads are reset one after the
-// other, not atomically: Reset is for between runs, not under load.
+// Reset resets every workload from the request (the bank is made from it;
+// the counter goes to zero and the map empties) and starts a new
+// measurement window. A request some workload refuses changes nothing:
+// every workload checks it before any is reset, served or not (noop refuses
+// what the others refuse all the same). The workloads are reset one after
+// the other, not atomically: Reset is for between runs, not under load.
 func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.ResetResponse, error) {
-	// The enum is an int32 on the wire and workload.Scenario a uint8: check
-	// before narrowing, or 257 would pass as scenario A's 1.
-	if sc := r.GetScenario(); sc < 0 || sc > math.MaxUint8 {
-		return nil, toStatus(workload.ErrScenario)
-	}
-	cfg := workload.BankConfig{Scenario: workload.Scenario(r.GetScenario()), Accounts: r.GetAccounts(), InitialBalance: r.GetInitialBalance()}
-	// A mode that keeps no bank (noop, or a design that does not serve it)
-	// refuses what the others refuse all the same.
-	if s.st == nil || s.st.bankBare == nil {
-		if _, err := workload.NewBank(cfg); err != nil {
+	for _, w := range workloads {
+		if err := w.checkReset(r); err != nil {
 			return nil, toStatus(err)
 		}
 	}
 	if s.st != nil {
-		if s.st.bankBare != nil {
-			if _, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankReset, Config: cfg}); err != nil {
-				return nil, toStatus(err)
-			}
-		}
-		if s.st.counterBare != nil {
-			if _, err := s.st.counterBare.Do(ctx, workload.CounterCmd{Op: workload.CounterReset}); err != nil {
-				return nil, toStatus(err)
-			}
-		}
-		if s.st.kvBare != nil {
-			if _, err := s.st.kvBare.Do(ctx, workload.KVCmd{Op: workload.KVReset}); err != nil {
+		for _, w := range s.st.ms.wls {
+			if err := w.reset(ctx, r); err != nil {
 				return nil, toStatus(err)
 			}
 		}
@@ -210,26 +173,10 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
 	out := &pb.GetStatsResponse{Mode: s.mode.Name, StoreBacked: s.st != nil, LatencySampleEvery: uint32(s.sampleEvery)}
 	if s.st != nil {
-		if s.st.bankBare != nil {
-			sum, err := s.st.bankBare.Do(ctx, workload.BankCmd{Op: workload.BankSummary})
-			if err != nil {
+		for _, w := range s.st.ms.wls {
+			if err := w.stats(ctx, out); err != nil {
 				return nil, toStatus(err)
 			}
-			out.TotalBalance, out.MinBalance, out.Accounts, out.Transfers = sum.Total, sum.MinBalance, sum.Accounts, sum.Seq
-		}
-		if s.st.counterBare != nil {
-			v, err := s.st.counterBare.Do(ctx, workload.CounterCmd{Op: workload.CounterGet})
-			if err != nil {
-				return nil, toStatus(err)
-			}
-			out.CounterValue = v
-		}
-		if s.st.kvBare != nil {
-			n, err := s.st.kvBare.Do(ctx, workload.KVCmd{Op: workload.KVLen})
-			if err != nil {
-				return nil, toStatus(err)
-			}
-			out.KvKeys = n.Version
 		}
 		out.QueueHighWater, out.QueueLen = s.st.queueHighWater(), s.st.queueLen()
 		out.Serial = s.st.serialWindow()

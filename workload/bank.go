@@ -56,6 +56,10 @@ func (c BankConfig) withDefaults() BankConfig {
 	return c
 }
 
+// Check reports whether NewBank (or a reset) would accept c, without making
+// the bank: ErrScenario, ErrAccounts, ErrInitialBalance or nil.
+func (c BankConfig) Check() error { return c.withDefaults().validate() }
+
 // validate reports whether c (with defaults applied) describes a bank whose
 // total balance fits in an int64, so no transfer can ever overflow.
 func (c BankConfig) validate() error {

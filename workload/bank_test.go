@@ -368,9 +368,11 @@ func TestBankReset(t *testing.T) {
 				nb, err := workload.NewBank(tt.cfg)
 				assert.ErrorIs(t, err, tt.wantErr, "NewBank validates as Reset does")
 				assert.Nil(t, nb)
+				assert.ErrorIs(t, tt.cfg.Check(), tt.wantErr, "Check validates as Reset does")
 				return
 			}
 			require.NoError(t, err)
+			assert.NoError(t, tt.cfg.Check())
 			checkFresh := func(t *testing.T, b *workload.Bank) {
 				s := summary(t, b)
 				assert.Equal(t, uint64(0), s.Seq, "the sequence restarts")
