@@ -21,6 +21,7 @@ import (
 // settings resolved from Config, workloads.json and the server's GetStats.
 type plan struct {
 	cfg   Config
+	calls calls    // the workload's row of workloadCalls
 	cases []string // the workload's cases; result.caseIdx indexes it
 	drawn []bool   // drawn[i]: the run can draw cases[i] (by_case lists those)
 	// storeBacked: the server keeps state (GetStats.store_backed), so the
@@ -87,20 +88,61 @@ func setup(ctx context.Context, cfg Config, d *Definitions, c clients) (*plan, e
 		reportedReadRatio: -1,
 	}
 	p.drawn = make([]bool, len(p.cases))
-	switch cfg.Workload {
-	case "counter":
-		p.delta = d.Counter.Defaults.Delta
-		p.drawn[0] = true
-	case "bank":
-		if err := p.setupBank(cfg, d, st); err != nil {
-			return nil, err
-		}
-	case "kv":
-		if err := p.setupKV(ctx, cfg, d, c); err != nil {
-			return nil, err
-		}
+	w, ok := workloadCalls[cfg.Workload]
+	if !ok {
+		return nil, fmt.Errorf("load: the Go driver has no calls for workload %q", cfg.Workload)
+	}
+	p.calls = w
+	if err := w.setup(ctx, p, d, st, c); err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// calls is how the Go driver runs one workload of workloads.json: a row of
+// workloadCalls. The workload's cases and parameters are in its row of
+// workloads.json; these are the calls that draw them.
+type calls struct {
+	// setup resolves the plan's part of the workload (what it draws, from
+	// Config, the definitions and the server's GetStats) and marks the
+	// cases the run can draw.
+	setup func(ctx context.Context, p *plan, d *Definitions, st *pb.GetStatsResponse, c clients) error
+	// start gives a new caller its own state; nil: none.
+	start func(*caller)
+	// call makes one call and checks its answer.
+	call func(c *caller, ctx context.Context) result
+}
+
+// workloadCalls are the Go driver's rows, by workload name: one per workload
+// of workloads.json (a test holds the two together).
+var workloadCalls = map[string]calls{
+	"counter": {
+		setup: func(_ context.Context, p *plan, d *Definitions, _ *pb.GetStatsResponse, _ clients) error {
+			p.delta = d.Counter.Defaults.Delta
+			p.drawn[0] = true
+			return nil
+		},
+		call: (*caller).increment,
+	},
+	"bank": {
+		setup: func(_ context.Context, p *plan, d *Definitions, st *pb.GetStatsResponse, _ clients) error {
+			return p.setupBank(p.cfg, d, st)
+		},
+		call: (*caller).bank,
+	},
+	"kv": {
+		setup: func(ctx context.Context, p *plan, d *Definitions, _ *pb.GetStatsResponse, c clients) error {
+			return p.setupKV(ctx, p.cfg, d, c)
+		},
+		start: func(cl *caller) {
+			if cl.p.sharedKeys != nil {
+				cl.seen = make([]uint64, cl.p.sharedKeys.N())
+			} else {
+				cl.versions = make([]uint64, cl.p.keysPerCaller)
+			}
+		},
+		call: (*caller).kvCall,
+	},
 }
 
 func (p *plan) setupBank(cfg Config, d *Definitions, st *pb.GetStatsResponse) error {
@@ -225,12 +267,8 @@ func newCaller(id int, p *plan, c clients, rec *shard) *caller {
 		id: id, p: p, c: c, rec: rec,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id))),
 	}
-	if p.cfg.Workload == "kv" {
-		if p.sharedKeys != nil {
-			cl.seen = make([]uint64, p.sharedKeys.N())
-		} else {
-			cl.versions = make([]uint64, p.keysPerCaller)
-		}
+	if p.calls.start != nil {
+		p.calls.start(cl)
 	}
 	return cl
 }
@@ -239,15 +277,7 @@ func newCaller(id int, p *plan, c clients, rec *shard) *caller {
 func (c *caller) do(ctx context.Context) result {
 	ctx, cancel := context.WithTimeout(ctx, c.p.cfg.Timeout)
 	defer cancel()
-	var r result
-	switch c.p.cfg.Workload {
-	case "counter":
-		r = c.increment(ctx)
-	case "bank":
-		r = c.bank(ctx)
-	default:
-		r = c.kvCall(ctx)
-	}
+	r := c.p.calls.call(c, ctx)
 	c.ackedDelta += r.ackedDelta
 	if r.ackedTransfer {
 		c.ackedTransfers++

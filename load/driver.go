@@ -180,6 +180,7 @@ func (c *Config) Validate() error {
 
 // clients are one connection's stubs.
 type clients struct {
+	conn    grpc.ClientConnInterface // for a workload's calls that have no stub here
 	counter pb.CounterServiceClient
 	bank    pb.BankServiceClient
 	kv      pb.KVServiceClient
@@ -188,7 +189,7 @@ type clients struct {
 
 func newClients(cc *grpc.ClientConn) clients {
 	return clients{
-		counter: pb.NewCounterServiceClient(cc), bank: pb.NewBankServiceClient(cc),
+		conn: cc, counter: pb.NewCounterServiceClient(cc), bank: pb.NewBankServiceClient(cc),
 		kv: pb.NewKVServiceClient(cc), admin: pb.NewAdminServiceClient(cc),
 	}
 }

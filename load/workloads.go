@@ -22,13 +22,33 @@ var workloadsJSON []byte
 // WorkloadsSchema is the version of workloads.json this package reads.
 const WorkloadsSchema = "locklab.workloads/v1"
 
-// Definitions is workloads.json.
+// Definitions is workloads.json: one row per workload, which the drivers
+// (this package's and k6's) and the runner range over. Every row has the
+// fields of Row; the three workloads' own parameters are read into Counter,
+// Bank and KV.
 type Definitions struct {
 	Schema  string `json:"schema"`
 	Counter CounterDef
 	Bank    BankDef
 	KV      KVDef
-	names   []string // the workloads in the file's order
+	names   []string       // the workloads in the file's order
+	rows    map[string]Row // by name
+}
+
+// Row is what every workload of workloads.json says of itself.
+type Row struct {
+	Doc   string   `json:"doc"`
+	Cases []string `json:"cases"`
+	// Keyed: the workload's calls draw keys (accounts, map keys), so skew
+	// and a read ratio mean something for it.
+	Keyed bool `json:"keyed"`
+	// Scenarios are the states a run may start from (the bank's funding),
+	// each a workload of its own to the runner; Defaults.Scenario is the
+	// one a bare name means.
+	Scenarios map[string]ScenarioDef `json:"scenarios"`
+	Defaults  struct {
+		Scenario string `json:"scenario"`
+	} `json:"defaults"`
 }
 
 // CounterDef is the counter workload.
@@ -86,17 +106,26 @@ func Workloads() *Definitions { return defs }
 // a test holds it to server.Workloads).
 func WorkloadNames() []string { return slices.Clone(defs.names) }
 
+// Names lists the workloads in the file's order.
+func (d *Definitions) Names() []string { return slices.Clone(d.names) }
+
+// Row returns a workload's row; ok is false for an unknown one.
+func (d *Definitions) Row(workload string) (r Row, ok bool) {
+	r, ok = d.rows[workload]
+	return r, ok
+}
+
 // Cases returns the cases a workload can draw, or nil for an unknown one.
-func (d *Definitions) Cases(workload string) []string {
-	switch workload {
-	case "counter":
-		return d.Counter.Cases
-	case "bank":
-		return d.Bank.Cases
-	case "kv":
-		return d.KV.Cases
+func (d *Definitions) Cases(workload string) []string { return d.rows[workload].Cases }
+
+// Scenarios lists a workload's scenarios, sorted; nil if it has none.
+func (d *Definitions) Scenarios(workload string) []string {
+	var names []string
+	for n := range d.rows[workload].Scenarios {
+		names = append(names, n)
 	}
-	return nil
+	slices.Sort(names)
+	return names
 }
 
 // FundedAccounts is how many of n accounts a bank scenario funds: what,
@@ -115,14 +144,7 @@ func (d *Definitions) FundedAccounts(scenario string, n int) int {
 }
 
 // ScenarioNames lists the bank scenarios, sorted.
-func (d *Definitions) ScenarioNames() []string {
-	names := make([]string, 0, len(d.Bank.Scenarios))
-	for n := range d.Bank.Scenarios {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func (d *Definitions) ScenarioNames() []string { return d.Scenarios("bank") }
 
 func mustParseDefinitions(b []byte) *Definitions {
 	d, err := parseDefinitions(b)
@@ -131,6 +153,10 @@ func mustParseDefinitions(b []byte) *Definitions {
 	}
 	return d
 }
+
+// ParseDefinitions reads a workloads.json (the embedded one is Workloads):
+// for a test, or a tool, that adds a workload.
+func ParseDefinitions(b []byte) (*Definitions, error) { return parseDefinitions(b) }
 
 func parseDefinitions(b []byte) (*Definitions, error) {
 	var top struct {
@@ -148,7 +174,21 @@ func parseDefinitions(b []byte) (*Definitions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load: workloads.json: %w", err)
 	}
-	d.names = names
+	d.names, d.rows = names, map[string]Row{}
+	for _, name := range names {
+		var r Row
+		if err := json.Unmarshal(top.Workloads[name], &r); err != nil {
+			return nil, fmt.Errorf("load: workloads.json: %s: %w", name, err)
+		}
+		if len(r.Cases) == 0 {
+			return nil, fmt.Errorf("load: workloads.json: %s: no cases", name)
+		}
+		if _, ok := r.Scenarios[r.Defaults.Scenario]; len(r.Scenarios) > 0 && !ok {
+			return nil, fmt.Errorf("load: workloads.json: %s: default scenario %q is not a scenario", name, r.Defaults.Scenario)
+		}
+		d.rows[name] = r
+	}
+	// The parameters of the workloads the drivers have calls for.
 	targets := map[string]any{"counter": &d.Counter, "bank": &d.Bank, "kv": &d.KV}
 	for name := range targets {
 		raw, ok := top.Workloads[name]
@@ -158,9 +198,6 @@ func parseDefinitions(b []byte) (*Definitions, error) {
 		if err := json.Unmarshal(raw, targets[name]); err != nil {
 			return nil, fmt.Errorf("load: workloads.json: %s: %w", name, err)
 		}
-	}
-	if len(top.Workloads) != len(targets) {
-		return nil, fmt.Errorf("load: workloads.json: workloads %v, want counter, bank and kv", names)
 	}
 	if _, err := d.ParseMix(d.Bank.Mix); err != nil {
 		return nil, err
