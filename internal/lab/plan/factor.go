@@ -160,8 +160,12 @@ var durabilities = []string{"none", "wal"}
 // defaultMix is the read ratio that keeps each workload's own mix.
 const defaultMix = "default"
 
-// hasKeys: the counter has no keys to skew and no reads in its mix.
-func hasKeys(kind string) bool { return kind != "counter" }
+// hasKeys: the workload's row of workloads.json says its calls draw keys
+// (the counter's have no keys to skew and no reads in its mix).
+func hasKeys(kind string) bool {
+	r, _ := definitions().Row(kind)
+	return r.Keyed
+}
 
 // parseUnit reads a number in 0..1, or "default" (also "-1") where allowed.
 func parseUnit(it, flagName string, withDefault bool) (string, error) {

@@ -7,6 +7,10 @@ import (
 	"github.com/locklab/locklab/load"
 )
 
+// definitions are the workloads' rows the runner ranges over: workloads.json
+// (a test adds a row to them).
+var definitions = load.Workloads
+
 // Workload is a workload as the runner names it, and how each driver selects
 // it.
 type Workload struct {
@@ -16,16 +20,17 @@ type Workload struct {
 	Scenario string // bank: A, B or C
 }
 
-// Workloads are the runner's workloads, sorted by name: every workload of
-// workloads.json, the one definition the drivers share, and the bank once
-// per scenario, since a scenario changes what a run may see (refusals).
+// Workloads are the runner's workloads, sorted by name: every row of
+// workloads.json, the one definition the drivers share, and a workload with
+// scenarios (the bank) once per scenario, since a scenario changes what a run
+// may see (refusals). Its k6 script is k6/<name>.js.
 func Workloads() []Workload {
-	defs := load.Workloads()
+	defs := definitions()
 	var out []Workload
-	for _, kind := range load.WorkloadNames() {
-		scenarios := []string{""}
-		if kind == "bank" {
-			scenarios = defs.ScenarioNames()
+	for _, kind := range defs.Names() {
+		scenarios := defs.Scenarios(kind)
+		if len(scenarios) == 0 {
+			scenarios = []string{""}
 		}
 		for _, sc := range scenarios {
 			w := Workload{Name: kind, Kind: kind, Script: kind + ".js", Scenario: sc}
@@ -48,11 +53,11 @@ func WorkloadNames() []string {
 	return names
 }
 
-// LookupWorkload finds a workload by its runner name; the bare bank means
-// the bank in its default scenario.
+// LookupWorkload finds a workload by its runner name; the bare name of a
+// workload with scenarios (bank) means it in its default scenario.
 func LookupWorkload(name string) (Workload, bool) {
-	if name == "bank" {
-		name = "bank-" + load.Workloads().Bank.Defaults.Scenario
+	if r, ok := definitions().Row(name); ok && len(r.Scenarios) > 0 {
+		name += "-" + r.Defaults.Scenario
 	}
 	for _, w := range Workloads() {
 		if w.Name == name {
