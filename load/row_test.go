@@ -97,7 +97,7 @@ func TestAWorkloadIsOneRow(t *testing.T) {
 	}()
 
 	cfg := DefaultConfig()
-	cfg.Addr, cfg.Workload, cfg.Callers, cfg.Duration, cfg.Warmup = lis.Addr().String(), "tally", 2, 200*time.Millisecond, 0
+	cfg.Addr, cfg.Workload, cfg.Callers, cfg.Warmup, cfg.Duration = lis.Addr().String(), "tally", 2, 100*time.Millisecond, 500*time.Millisecond
 	s, err := Run(t.Context(), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, "tally", s.Workload)
