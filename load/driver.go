@@ -25,7 +25,7 @@ import (
 type Config struct {
 	// Addr is the server, host:port.
 	Addr string
-	// Workload is "counter", "bank" or "kv".
+	// Workload is one of WorkloadNames, the rows of workloads.json.
 	Workload string
 	// Scenario is the bank scenario ("A", "B", "C"): what Reset funds, and
 	// whether a refused transfer is expected. "" is workloads.json's default.
