@@ -226,14 +226,14 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 
 # make test in three stages. The house check first, so that it fails before
 # anything is built. Then the tools: Debian's packages in one apt-get (debs)
-# while k6, ghz and protoc's Go plugins build from source, the download
-# beside the compiling.
+# and the module's own dependencies (modules) download while k6, ghz and
+# protoc's Go plugins build from source, the downloads beside the compiling.
 # Then the checks in order; go test's own vet pass is left out (-vet=off)
 # because `make vet` has just run every analyzer over the same packages and
 # their tests.
 .PHONY: test
 test: house ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
-	@$(MAKE) --no-print-directory -j3 debs $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go
+	@$(MAKE) --no-print-directory -j4 debs modules $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go
 	@$(MAKE) --no-print-directory proto-check vet unit e2e browser-test GOTESTVET=-vet=off
 	@echo "make test: all checks passed"
 
@@ -242,6 +242,10 @@ test: house ## everything CI runs: tracked files in order, generated code fresh,
 # Chromium (browser-test). The protoc, h2load and chromium targets install
 # one each.
 DEBS := protoc:protobuf-compiler h2load:nghttp2-client chromium:chromium
+
+.PHONY: modules
+modules: # the module's dependencies into the module cache (go.sum checks them)
+	$(GO) mod download
 
 .PHONY: debs
 debs: ## install Debian's protoc, h2load and Chromium, those missing, in one apt-get
