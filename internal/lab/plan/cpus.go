@@ -140,7 +140,7 @@ func CPUSet(v string) (set []int, ok bool) {
 // the factor's values.
 func (p Point) StringWithout(name string) string {
 	var parts []string
-	p.each(func(f *Factor, v string) {
+	p.shown(func(f *Factor, v string) {
 		if f.Name != name {
 			parts = append(parts, f.Label+" "+v)
 		}

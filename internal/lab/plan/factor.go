@@ -48,6 +48,18 @@ type Factor struct {
 	Place func(v string, p *Placement)
 	// Refusal says why mode cannot run with v; nil: a generic sentence.
 	Refusal func(mode, v string) string
+
+	// Arm: the factor's values run beside the modes, in every cell of a
+	// block, in the block's drawn order (Layout), rather than in cells of
+	// their own, so that the report can pair each mode's runs across the
+	// values block by block as it pairs the modes. A factor whose values
+	// are builds of the server, not conditions of its load, is one.
+	Arm bool
+	// OmitDefault leaves the factor out of group keys, headings, the plan's
+	// summary and the JSON wherever it is at its default: a factor few
+	// comparisons sweep, whose absence says "the default", so that reports
+	// written before it existed read as they did.
+	OmitDefault bool
 }
 
 // RunDirs are the directories a run gives its server.
@@ -65,7 +77,8 @@ type Placement struct {
 
 // Factors is the table of factors, in the order of group keys, headings and
 // run ids: work outermost in the cross product, then the server's CPUs
-// (cpus.go), and attribution innermost (attribute.go).
+// (cpus.go), and attribution innermost (attribute.go); the Go runtime
+// (runtime.go) is an arm, laid out beside the modes.
 var Factors = []*Factor{
 	{
 		Name: "work", JSON: "work", Label: "work", Default: "0",
@@ -152,6 +165,7 @@ var Factors = []*Factor{
 	},
 	serverCPUsFactor,
 	attributeFactor,
+	runtimeFactor,
 }
 
 // durabilities are the accepted -durability values.
@@ -218,6 +232,9 @@ func (f *Factor) canonicalDefault() string {
 	}
 	return v
 }
+
+// omitted says whether v is left out of keys, headings and JSON.
+func (f *Factor) omitted(v string) bool { return f.OmitDefault && v == f.canonicalDefault() }
 
 // refusal is why mode cannot run with v.
 func (f *Factor) refusal(mode, v string) string {

@@ -80,10 +80,11 @@ func (s Spec) Arm() string {
 }
 
 // Cell names the runs that are compared with each other inside a block:
-// one workload, driver, combination of factors and level in one block.
-// The validity gate judges and reruns a block cell by cell.
+// one workload, driver, combination of factors (but the arms': Factor.Arm)
+// and level in one block. The validity gate judges and reruns a block cell
+// by cell.
 func (s Spec) Cell() string {
-	return fmt.Sprintf("%s|%s|%s|%s|%d|%d", s.Workload, s.Driver, s.Factors.Key(), s.Model, s.Level, s.Rep)
+	return fmt.Sprintf("%s|%s|%s|%s|%d|%d", s.Workload, s.Driver, s.Factors.WithoutArms().Key(), s.Model, s.Level, s.Rep)
 }
 
 // Retry is the spec of the run's next attempt: the same run with its
@@ -134,19 +135,41 @@ type Serves func(driver string, wl Workload, model string) bool
 // drift over time moves a whole block and cancels out of the per-block
 // ratios the report compares. Inside a block the workloads, drivers, factor
 // combinations and levels keep their order, and at every one of them the
-// modes run in the block's own order, drawn from cfg.Seed (paired.Order): a
-// fixed order would let a mode always run first, or always after the same
-// neighbour, and take whatever that does to it as its own effect. Cells no
-// mode can fill (NACells) get no runs.
+// arms run in the block's own order, drawn from cfg.Seed (paired.Order): a
+// fixed order would let an arm always run first, or always after the same
+// neighbour, and take whatever that does to it as its own effect. The arms
+// are the modes (and the A/A control's twin), each under every value of the
+// arm factors (Factor.Arm: a design on each Go runtime). Cells no mode can
+// fill (NACells) get no runs.
 func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 	na := NACells(cfg, cat)
 	var specs []Spec
-	arms := slices.Clone(cfg.Modes)
+	modes := slices.Clone(cfg.Modes)
 	if cfg.Twin != "" {
-		arms = append(arms, cfg.Twin+TwinSuffix)
+		modes = append(modes, cfg.Twin+TwinSuffix)
+	}
+	// An arm is a mode under the nth combination of the arm factors'
+	// values; without a swept arm factor its name is the mode's alone, so
+	// that such a plan's orders are the ones it always drew.
+	variants := len(cfg.Factors.Arms(DefaultPoint()))
+	type arm struct {
+		mode    string
+		variant int
+	}
+	var names []string
+	arms := map[string]arm{}
+	for _, m := range modes {
+		for v := range variants {
+			name := m
+			if variants > 1 {
+				name = fmt.Sprintf("%s#%d", m, v)
+			}
+			names = append(names, name)
+			arms[name] = arm{m, v}
+		}
 	}
 	for rep := 1; rep <= cfg.Reps; rep++ {
-		modes := paired.Order(cfg.Seed, rep, arms)
+		order := paired.Order(cfg.Seed, rep, names)
 		for _, wl := range cfg.Workloads {
 			for _, drv := range cfg.Drivers {
 				if !serves(drv, wl, cfg.Model) {
@@ -154,19 +177,22 @@ func Layout(cfg Config, cat Catalog, serves Serves) []Spec {
 				}
 				seen := map[Point]bool{}
 				for _, pt := range cfg.Factors.Points() {
-					pt = pt.ForWorkload(wl.Kind)
+					pt = pt.ForWorkload(wl.Kind).WithoutArms()
 					if seen[pt] {
 						continue
 					}
 					seen[pt] = true
+					pts := cfg.Factors.Arms(pt)
 					for _, level := range cfg.LevelsOf(drv) {
-						for _, arm := range modes {
-							mode, twin := strings.CutSuffix(arm, TwinSuffix)
-							if _, ok := NAFor(na, wl.Name, mode, pt); ok {
+						for _, name := range order {
+							a := arms[name]
+							mode, twin := strings.CutSuffix(a.mode, TwinSuffix)
+							at := pts[a.variant]
+							if _, ok := NAFor(na, wl.Name, mode, at); ok {
 								continue
 							}
 							specs = append(specs, Spec{
-								Workload: wl.Name, Scenario: wl.Scenario, Driver: drv, Factors: pt, Mode: mode,
+								Workload: wl.Name, Scenario: wl.Scenario, Driver: drv, Factors: at, Mode: mode,
 								Model: cfg.Model, Level: level, Rep: rep, Twin: twin,
 							})
 						}

@@ -84,10 +84,52 @@ func (p Point) each(fn func(f *Factor, v string)) {
 	}
 }
 
+// shown calls fn with every factor that names itself in keys, headings and
+// JSON: all but those at a default they omit (Factor.OmitDefault).
+func (p Point) shown(fn func(f *Factor, v string)) {
+	p.each(func(f *Factor, v string) {
+		if !f.omitted(v) {
+			fn(f, v)
+		}
+	})
+}
+
+// WithoutArms is p with every arm factor (Factor.Arm) at its default: the
+// cell of a block its runs share with the other arms' runs.
+func (p Point) WithoutArms() Point {
+	vals := p.values()
+	for i, f := range Factors {
+		if f.Arm {
+			vals[i] = f.canonicalDefault()
+		}
+	}
+	return pointOf(vals)
+}
+
+// Arms are p under every combination of the swept arm factors' values
+// (Factor.Arm), the first value first: the points whose runs share a cell
+// of a block. Without a swept arm factor, p alone.
+func (sp Space) Arms(p Point) []Point {
+	out := []Point{p}
+	for i, f := range Factors {
+		if !f.Arm || i >= len(sp) {
+			continue
+		}
+		var next []Point
+		for _, q := range out {
+			for _, v := range sp[i] {
+				next = append(next, q.With(f.Name, v))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
 // Key identifies the combination in group keys: "work=0s durability=none …".
 func (p Point) Key() string {
 	var parts []string
-	p.each(func(f *Factor, v string) { parts = append(parts, f.Name+"="+v) })
+	p.shown(func(f *Factor, v string) { parts = append(parts, f.Name+"="+v) })
 	return strings.Join(parts, " ")
 }
 
@@ -95,7 +137,7 @@ func (p Point) Key() string {
 // "work 0s, durability none, …".
 func (p Point) String() string {
 	var parts []string
-	p.each(func(f *Factor, v string) { parts = append(parts, f.Label+" "+v) })
+	p.shown(func(f *Factor, v string) { parts = append(parts, f.Label+" "+v) })
 	return strings.Join(parts, ", ")
 }
 
@@ -169,7 +211,7 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	var err error
-	p.each(func(f *Factor, v string) {
+	p.shown(func(f *Factor, v string) {
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
@@ -254,7 +296,7 @@ func (sp Space) Points() []Point {
 func (sp Space) String() string {
 	var parts []string
 	for i, f := range Factors {
-		if i < len(sp) {
+		if i < len(sp) && !sp.omitted(i) {
 			parts = append(parts, f.Label+" "+strings.Join(sp[i], ", "))
 		}
 	}
@@ -266,7 +308,10 @@ func (sp Space) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, f := range Factors {
-		if i > 0 {
+		if sp.omitted(i) {
+			continue
+		}
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
 		k, _ := json.Marshal(f.JSON)
@@ -286,6 +331,12 @@ func (sp Space) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// omitted says whether the space leaves factor i out of its summary and
+// JSON: it sweeps only the default of a factor that omits it.
+func (sp Space) omitted(i int) bool {
+	return i < len(sp) && len(sp[i]) == 1 && Factors[i].omitted(sp[i][0])
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; a factor it lacks was at its

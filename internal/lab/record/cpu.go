@@ -4,7 +4,10 @@ import "github.com/locklab/locklab/internal/lab/cpuset"
 
 // ProcUsage is one process's CPU use over a run's measured window.
 type ProcUsage struct {
-	CPUs        []int   `json:"cpus"` // the set it was pinned to; empty: not pinned
+	CPUs []int `json:"cpus"` // the set it was pinned to; empty: not pinned
+	// GOMAXPROCS is what the runner started it with; 0 in records from
+	// before the runner gave it to every process.
+	GOMAXPROCS  int     `json:"gomaxprocs,omitempty"`
 	CPUSeconds  float64 `json:"cpu_seconds"`
 	WallSeconds float64 `json:"wall_seconds"`
 }

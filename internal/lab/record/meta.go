@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
@@ -32,24 +33,51 @@ type Meta struct {
 	// Baseline is the design the report compares the others with; empty
 	// in records written before it could be chosen (the report then takes
 	// its default).
-	Baseline      string `json:"baseline,omitempty"`
-	ServerCPUs    []int  `json:"server_cpus"` // empty: not pinned
-	DriverCPUs    []int  `json:"driver_cpus"`
-	ShareCPUs     bool   `json:"share_cpus"` // -share-cpus: a driver left no CPU of its own ran on the server's
-	CPUs          int    `json:"cpus"`
-	CPUModel      string `json:"cpu_model"`
-	MemTotal      string `json:"mem_total"`
-	Kernel        string `json:"kernel"`
-	GoVersion     string `json:"go_version"`
-	K6Version     string `json:"k6_version,omitempty"`
-	H2loadVersion string `json:"h2load_version,omitempty"`
-	GitCommit     string `json:"git_commit"`
-	GitDirty      bool   `json:"git_dirty"`
-	Hostname      string `json:"hostname"`
-	MaxVUsOpen    int    `json:"max_vus_open,omitempty"`
+	Baseline   string `json:"baseline,omitempty"`
+	ServerCPUs []int  `json:"server_cpus"` // empty: not pinned
+	DriverCPUs []int  `json:"driver_cpus"`
+	ShareCPUs  bool   `json:"share_cpus"` // -share-cpus: a driver left no CPU of its own ran on the server's
+	CPUs       int    `json:"cpus"`
+	CPUModel   string `json:"cpu_model"`
+	MemTotal   string `json:"mem_total"`
+	Kernel     string `json:"kernel"`
+	GoVersion  string `json:"go_version"` // the runner's
+	// Runtimes are the server binaries, one per -runtime value, each with
+	// what `go version -m` says of it; empty in records written before.
+	Runtimes      []RuntimeBuild `json:"runtimes,omitempty"`
+	K6Version     string         `json:"k6_version,omitempty"`
+	H2loadVersion string         `json:"h2load_version,omitempty"`
+	GitCommit     string         `json:"git_commit"`
+	GitDirty      bool           `json:"git_dirty"`
+	Hostname      string         `json:"hostname"`
+	MaxVUsOpen    int            `json:"max_vus_open,omitempty"`
 	// Gate is the validity rule the runner applied, fixed before the first
 	// run; nil in records written before there was one.
 	Gate *Gate `json:"gate,omitempty"`
+}
+
+// RuntimeBuild is the server binary of one -runtime value (plan.Runtime).
+type RuntimeBuild struct {
+	Runtime string `json:"runtime"`
+	Binary  string `json:"binary"`
+	// Toolchain and Experiments are the build's GOTOOLCHAIN and
+	// GOEXPERIMENT; both empty for the -server binary (local), which the
+	// runner did not build.
+	Toolchain   string `json:"toolchain,omitempty"`
+	Experiments string `json:"experiments,omitempty"`
+	// BuildInfo is `go version -m` of the binary: its Go version (with
+	// X:experiments), its module and every dependency, its build settings.
+	BuildInfo string `json:"build_info"`
+}
+
+// Version is the first line of the build's BuildInfo without the path: the
+// Go version the binary reports, "go1.27.3 X:nogreenteagc".
+func (b RuntimeBuild) Version() string {
+	line, _, _ := strings.Cut(b.BuildInfo, "\n")
+	if _, v, ok := strings.Cut(line, ": "); ok {
+		return v
+	}
+	return line
 }
 
 // Gate is the validity rule of a comparison and what the runner saw of the

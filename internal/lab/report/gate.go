@@ -65,13 +65,22 @@ func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
 			tries = append(tries, a)
 		}
 		slices.Sort(tries)
-		first := as[tries[0]][0]
-		c := Cell{Section{first.Workload, first.Driver, first.Factors}, first.Level}
-		v.cellBlocks++
-		if v.planned[c] == 0 {
-			v.order = append(v.order, c)
+		// A block's cell holds one report cell per value of the arm
+		// factors (a Go runtime each): the gate judges and reruns them
+		// together, and each counts the block.
+		var cs []Cell
+		for _, r := range as[tries[0]] {
+			if c := (Cell{Section{r.Workload, r.Driver, r.Factors}, r.Level}); !slices.Contains(cs, c) {
+				cs = append(cs, c)
+			}
 		}
-		v.planned[c]++
+		v.cellBlocks++
+		for _, c := range cs {
+			if v.planned[c] == 0 {
+				v.order = append(v.order, c)
+			}
+			v.planned[c]++
+		}
 		if len(tries) > 1 {
 			v.rerun++
 		}
@@ -85,7 +94,9 @@ func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
 			v.dropped++
 			continue
 		}
-		v.clean[c]++
+		for _, c := range cs {
+			v.clean[c]++
+		}
 		kept = append(kept, as[chosen]...)
 	}
 	slices.SortStableFunc(kept, func(a, b *record.Run) int { return a.Index - b.Index })

@@ -114,10 +114,13 @@ func (rep *Report) headline(withCharts bool) []block {
 		out = append(out, rep.findingTable(primary, pm, true))
 	}
 	if len(other) > 0 || len(primary) > 0 {
-		out = append(out, heading{3, "Calibrations and estimates"},
-			para("Outside the confirmatory family, estimates only (95% intervals, no test): every design against noop, p99 latency against the baseline, "+
-				"and the A/A control. They say how far each design is from the harness's ceiling and how large a difference this machine shows "+
-				"between two identical servers."))
+		calib := "Outside the confirmatory family, estimates only (95% intervals, no test): every design against noop, p99 latency against the baseline, " +
+			"and the A/A control. They say how far each design is from the harness's ceiling and how large a difference this machine shows " +
+			"between two identical servers."
+		if s := rep.armsSwept(); s != "" {
+			calib += " Beside them, " + s + ", paired by block as the designs are: how far that alone moves the design."
+		}
+		out = append(out, heading{3, "Calibrations and estimates"}, para(calib))
 		out = append(out, rep.findingTable(append(slices.Clone(primary), other...), metrics, false))
 	}
 	if len(left) > 0 {

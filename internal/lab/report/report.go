@@ -202,6 +202,13 @@ func (rep *Report) blocks(withCharts bool) []block {
 		pin += "; -share-cpus: where a run's server CPUs left the driver none of its own, the driver ran on the server's"
 	}
 	versions := []string{m.GoVersion}
+	if rts := m.Factors.Values(plan.Runtime); len(rts) > 1 || (len(rts) == 1 && rts[0] != plan.RuntimeLocal) {
+		var built []string
+		for _, b := range m.Runtimes {
+			built = append(built, fmt.Sprintf("%s %s", b.Runtime, cmp.Or(b.Version(), "(no build info)")))
+		}
+		versions = append(versions, "server runtimes "+strings.Join(built, ", ")+" (meta.json has each binary's `go version -m`)")
+	}
 	for _, v := range []string{m.K6Version, m.H2loadVersion} {
 		if v != "" {
 			versions = append(versions, v)

@@ -198,8 +198,7 @@ func (rep *Report) analyse() error {
 			pairs = append(pairs, Pair{twin, rep.baseline()})
 		}
 		withheld := rep.gate.withheld(c, paired.MinBlocksRobust)
-		for _, p := range pairs {
-			d, a := rep.group(c.Section, c.Level, p.Design), rep.group(c.Section, c.Level, p.Against)
+		compare := func(p Pair, d, a *Group) error {
 			for _, m := range Compared() {
 				dv, av, err := blockValues(d, a, m)
 				if err != nil {
@@ -211,6 +210,19 @@ func (rep *Report) analyse() error {
 				}
 				all = append(all, pending{f: f, enough: len(dv) >= 3,
 					c: paired.Comparison{Design: p.Design, Baseline: p.Against, Metric: m.Label, DesignValues: dv, BaselineValues: av}})
+			}
+			return nil
+		}
+		for _, p := range pairs {
+			if err := compare(p, rep.group(c.Section, c.Level, p.Design), rep.group(c.Section, c.Level, p.Against)); err != nil {
+				return err
+			}
+		}
+		// Each mode against itself under the first value of an arm factor
+		// (the first Go runtime), from the same blocks.
+		for _, ap := range rep.armPairs(c) {
+			if err := compare(ap.Pair, rep.group(c.Section, c.Level, ap.Design), rep.group(ap.against.Section, ap.against.Level, ap.Design)); err != nil {
+				return err
 			}
 		}
 	}

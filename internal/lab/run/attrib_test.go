@@ -41,8 +41,8 @@ func (s profiledServer) stop() (int, time.Duration) {
 	return s.server.stop()
 }
 
-func (p *profiledProcs) startServer(cfg Config, args []string, cpus []int, logPath string) (server, error) {
-	s, err := p.fakeProcs.startServer(cfg, args, cpus, logPath)
+func (p *profiledProcs) startServer(cfg Config, bin string, args []string, cpus []int, logPath string) (server, error) {
+	s, err := p.fakeProcs.startServer(cfg, bin, args, cpus, logPath)
 	if err != nil {
 		return nil, err
 	}

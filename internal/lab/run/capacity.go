@@ -499,7 +499,11 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 		return err
 	}
 	args := append(serverArgs(spec, dataDir, ""), policyArgs...)
-	srv, err := s.p.startServer(s.cfg, args, place.Server, filepath.Join(s.runsDir, spec.ID+".server.log"))
+	bin, err := s.cfg.serverFor(spec.Factors)
+	if err != nil {
+		return err
+	}
+	srv, err := s.p.startServer(s.cfg, bin, args, place.Server, filepath.Join(s.runsDir, spec.ID+".server.log"))
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ type synthProcs struct {
 	jobs    []Job
 }
 
-func (p *synthProcs) startServer(_ Config, args []string, _ []int, _ string) (server, error) {
+func (p *synthProcs) startServer(_ Config, _ string, args []string, _ []int, _ string) (server, error) {
 	p.mode = args[1]
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -69,6 +69,11 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 			fmt.Fprintf(out, "CPU isolation (server CPUs %s): server on CPU %s, driver on CPU %s\n", v, plan.CPUList(p.Server), plan.CPUList(p.Driver))
 		}
 	}
+	if rts := cfg.Factors.Values(plan.Runtime); len(rts) > 1 || rts[0] != plan.RuntimeLocal {
+		for _, b := range cfg.Builds {
+			fmt.Fprintf(out, "runtime %s: %s (%s)\n", b.Runtime, b.Binary, b.Version())
+		}
+	}
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
 	}
@@ -128,17 +133,12 @@ func PowerWarning(cfg Config, specs []plan.Spec) string {
 		cfg.Reps, family, paired.MinBlocksRobust, paired.MinBlocksRobust)
 }
 
-// Preflight checks, running nothing, what Compare checks before its first
-// run: the binaries, the scripts, the modes and the server's flags.
+// Preflight checks, running no run, what Compare checks before its first:
+// the servers of every -runtime value build, and the binaries, the
+// scripts, the modes and the server's flags are there.
 func Preflight(cfg Config) error {
-	cat, err := Catalog(cfg.Server, cfg.Factors)
-	if err != nil {
-		return err
-	}
-	if cfg.AllModes {
-		cfg.Modes = cat.Base.Names()
-	}
-	return preflight(cfg, cat)
+	_, _, err := prepare(cfg)
+	return err
 }
 
 // PlanDuration estimates how long the plan takes on a 2-CPU machine: each
@@ -337,10 +337,15 @@ func preflight(cfg Config, cat plan.Catalog) error {
 	return nil
 }
 
-// prepare asks the server binary what it can run under every swept factor
-// value, expands -modes all from that answer, and checks the plan against
-// it and the machine before anything runs: the prologue of every study.
+// prepare builds the server of every -runtime value, asks the server
+// binary what it can run under every swept factor value, expands -modes
+// all from that answer, and checks the plan against it and the machine
+// before anything runs: the prologue of every study.
 func prepare(cfg Config) (Config, plan.Catalog, error) {
+	var err error
+	if cfg.Builds, err = buildRuntimes(cfg); err != nil {
+		return cfg, plan.Catalog{}, err
+	}
 	cat, err := Catalog(cfg.Server, cfg.Factors)
 	if err != nil {
 		return cfg, cat, err

@@ -41,8 +41,11 @@ type Config struct {
 	Load        string // the Go driver binary (cmd/load)
 	H2load      string // h2load binary
 	Server      string // locklab server binary
-	Scripts     string // folder of the k6 scripts
-	Command     string // the command line, for the report
+	// Builds are the server binaries of the -runtime values, built before
+	// the first run (buildRuntimes); a run's is Config.serverFor's.
+	Builds  []record.RuntimeBuild
+	Scripts string // folder of the k6 scripts
+	Command string // the command line, for the report
 	// Profile names one run (its index or id) whose server is profiled: a
 	// CPU profile and a runtime trace over the measured window.
 	Profile string

@@ -264,14 +264,18 @@ func TestServerCPUs(t *testing.T) {
 				assert.Equal(t, w.server, p.Server, v)
 				assert.Equal(t, w.driver, p.Driver, v)
 				assert.Equal(t, w.shared, p.Shared, v)
-				assert.Equal(t, gomaxprocsEnv(w.server), gomaxprocsEnv(p.Server), "GOMAXPROCS matches")
+				wantProcs := len(w.server)
+				if wantProcs == 0 {
+					wantProcs = tt.n // unpinned: the machine's
+				}
+				assert.Equal(t, wantProcs, cfg.gomaxprocs(p.Server), "GOMAXPROCS matches")
 			}
 		})
 	}
 	assert.Equal(t, []string{"taskset", "-c", "0,2", "bin/locklab"}, pinned([]int{0, 2}, []string{"bin/locklab"}))
 	assert.Equal(t, []string{"bin/locklab"}, pinned(nil, []string{"bin/locklab"}))
-	assert.Equal(t, []string{"GOMAXPROCS=2"}, gomaxprocsEnv([]int{0, 1}))
-	assert.Empty(t, gomaxprocsEnv(nil))
+	assert.Equal(t, []string{"GOMAXPROCS=2"}, gomaxprocsEnv(Config{}.gomaxprocs([]int{0, 1})))
+	assert.Equal(t, []string{"GOMAXPROCS=6"}, gomaxprocsEnv(Config{NumCPU: 6}.gomaxprocs(nil)), "unpinned: the machine's CPUs, said explicitly")
 	if runtime.NumCPU() >= 2 {
 		cfg, err := NewConfig(defaultOptions(), runtime.NumCPU())
 		require.NoError(t, err)

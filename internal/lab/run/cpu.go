@@ -1,9 +1,11 @@
 package run
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,14 +132,20 @@ func pinned(cpus []int, argv []string) []string {
 	return append([]string{"taskset", "-c", plan.CPUList(cpus)}, argv...)
 }
 
-// gomaxprocsEnv is the environment entry that gives a Go child as many Ps as
-// it has CPUs; empty when unpinned (the runtime's default is right then).
-func gomaxprocsEnv(cpus []int) []string {
-	if len(cpus) == 0 {
-		return nil
+// gomaxprocs is the GOMAXPROCS of a process the lab starts on cpus: as many
+// Ps as it has CPUs, and unpinned the machine's count. It is always given,
+// never left to the runtime, whose default has moved between releases (a
+// container's CPU limit counts since Go 1.25) and differs between the
+// runtimes a comparison may build (-runtime); every run's record has it.
+func (cfg Config) gomaxprocs(cpus []int) int {
+	if len(cpus) > 0 {
+		return len(cpus)
 	}
-	return []string{"GOMAXPROCS=" + strconv.Itoa(len(cpus))}
+	return cmp.Or(cfg.NumCPU, runtime.NumCPU())
 }
+
+// gomaxprocsEnv is the environment entry that gives a Go child n Ps.
+func gomaxprocsEnv(n int) []string { return []string{"GOMAXPROCS=" + strconv.Itoa(n)} }
 
 // clockTicks is the kernel's USER_HZ, the unit of utime and stime in
 // /proc/PID/stat: 100 on every Linux architecture Go supports.

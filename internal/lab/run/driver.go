@@ -113,7 +113,8 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 	}
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(append(os.Environ(), gomaxprocsEnv(job.Place.Driver)...), env...)
+	maxProcs := cfg.gomaxprocs(job.Place.Driver)
+	cmd.Env = append(append(os.Environ(), gomaxprocsEnv(maxProcs)...), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	cmd.Stdout, cmd.Stderr = log, log
@@ -175,6 +176,8 @@ loop:
 	run.Server, run.Driver = windowUsage(samples, res.DurationS)
 	run.ServerSet, run.DriverSet = windowSets(samples, res.DurationS)
 	run.Server.CPUs, run.Driver.CPUs = job.Place.Server, job.Place.Driver
+	// The server was started on the same placement (processes.startServer).
+	run.Server.GOMAXPROCS, run.Driver.GOMAXPROCS = cfg.gomaxprocs(job.Place.Server), maxProcs
 	return res, run, nil
 }
 

@@ -92,7 +92,7 @@ func TestAFactorIsOneRow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, argv, "--test-cpus=2")
 	assert.Equal(t, plan.Placement{Server: []int{0, 1}, Driver: []int{1}}, job.Place, "the row moves the server's CPUs")
-	assert.Equal(t, []string{"GOMAXPROCS=2"}, gomaxprocsEnv(job.Place.Server))
+	assert.Equal(t, 2, cfg.gomaxprocs(job.Place.Server))
 
 	// meta.json and the records carry it, and read it back.
 	meta := newMeta(cfg, nil)

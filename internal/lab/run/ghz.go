@@ -133,9 +133,7 @@ func (d ghzDriver) Command(cfg Config, job Job) ([]string, []string, error) {
 		conns = min(cfg.Conns, workers)
 	}
 	argv = append(argv, "-c", strconv.Itoa(workers), "--connections", strconv.Itoa(conns))
-	if n := len(job.Place.Driver); n > 0 {
-		argv = append(argv, "--cpus", strconv.Itoa(n)) // ghz sets GOMAXPROCS itself
-	}
+	argv = append(argv, "--cpus", strconv.Itoa(cfg.gomaxprocs(job.Place.Driver))) // ghz sets GOMAXPROCS itself
 	if d.Total > 0 && !job.Warmup {
 		argv = append(argv, "-n", strconv.Itoa(d.Total))
 	} else {

@@ -33,6 +33,7 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 		ShareCPUs:  cfg.ShareCPUs,
 		CPUs:       runtime.NumCPU(),
 		GoVersion:  runtime.Version(),
+		Runtimes:   cfg.Builds,
 		Gate:       new(record.Gate),
 	}
 	*m.Gate = cfg.Gate

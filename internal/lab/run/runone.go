@@ -21,7 +21,9 @@ import (
 // procs is how a run starts its programs: real processes, or in a test
 // fakes that need none.
 type procs interface {
-	startServer(cfg Config, args []string, cpus []int, logPath string) (server, error)
+	// startServer starts the server binary bin (the run's Go runtime's:
+	// Config.serverFor).
+	startServer(cfg Config, bin string, args []string, cpus []int, logPath string) (server, error)
 	drive(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, driverRun, error)
 }
 
@@ -35,8 +37,8 @@ type server interface {
 // processes starts real programs.
 type processes struct{}
 
-func (processes) startServer(cfg Config, args []string, cpus []int, logPath string) (server, error) {
-	return startServer(cfg.Server, args, cpus, logPath)
+func (processes) startServer(cfg Config, bin string, args []string, cpus []int, logPath string) (server, error) {
+	return startServer(bin, args, cpus, cfg.gomaxprocs(cpus), logPath)
 }
 
 func (processes) drive(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, driverRun, error) {
@@ -82,7 +84,11 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 			return nil, err
 		}
 	}
-	srv, err := p.startServer(cfg, serverArgs(spec, dataDir, metricsAddr), place.Server, filepath.Join(runsDir, spec.ID+".server.log"))
+	bin, err := cfg.serverFor(spec.Factors)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := p.startServer(cfg, bin, serverArgs(spec, dataDir, metricsAddr), place.Server, filepath.Join(runsDir, spec.ID+".server.log"))
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,7 @@ type fakeProcs struct {
 	applied int64 // increments the "driver" applies
 	acked   int64 // increments it says were acknowledged
 	args    []string
+	bins    []string // the server binary of every run
 	jobs    []Job
 }
 
@@ -64,7 +65,8 @@ func (s fakeServer) stop() (int, time.Duration) {
 	return 0, time.Millisecond
 }
 
-func (p *fakeProcs) startServer(_ Config, args []string, _ []int, _ string) (server, error) {
+func (p *fakeProcs) startServer(_ Config, bin string, args []string, _ []int, _ string) (server, error) {
+	p.bins = append(p.bins, bin)
 	p.args = args
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
