@@ -205,7 +205,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 	if rts := m.Factors.Values(plan.Runtime); len(rts) > 1 || (len(rts) == 1 && rts[0] != plan.RuntimeLocal) {
 		var built []string
 		for _, b := range m.Runtimes {
-			built = append(built, fmt.Sprintf("%s %s", b.Runtime, cmp.Or(b.Version(), "(no build info)")))
+			built = append(built, fmt.Sprintf("%s (%s)", b.Runtime, cmp.Or(b.Version(), "no build info")))
 		}
 		versions = append(versions, "server runtimes "+strings.Join(built, ", ")+" (meta.json has each binary's `go version -m`)")
 	}
