@@ -140,6 +140,28 @@ why: build h2load ## where each design's server CPU goes, per category, h2load c
 	LOCKLAB_COMMAND="make why: compare $(WHY_H2LOAD)" $(RUNNER) $(WHY_H2LOAD) -out $(WHY_OUT)/h2load $(ARGS)
 	LOCKLAB_COMMAND="make why: compare $(WHY_CORES)" $(RUNNER) $(WHY_CORES) -out $(WHY_OUT)/cores-2cpu-20us $(ARGS)
 
+# The runtimes study (docs/runner.md, "The Go runtime as a factor"): the
+# server built by two Go releases, every design on both in every block,
+# two plans. RUNTIMES_DEFAULT: the default groups (make compare's plan, its
+# A/A control included). RUNTIMES_CORES: the cores study's 2-CPU case with
+# 20 µs of work in every increment (CORES_CHECK at 2 server CPUs), where
+# the runtime's scheduling and locking bind. The go command fetches go1.27.3
+# through the module proxy the first time (about 76 MB, into the module
+# cache), before the first run; the runner builds one server per runtime
+# into bin/runtime/. cmd/compare's tests read these two lines and check
+# that their runs fit the time make help states.
+comma := ,
+RUNTIMES_OUT     ?= docs/results/runtimes
+RUNTIMES_DEFAULT := -runtime go1.26.8,go1.27.3
+RUNTIMES_CORES   := -aa=false -server-cpus 2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining,noop -runtime go1.26.8,go1.27.3
+
+.PHONY: runtimes
+runtimes: build h2load ## the designs on go1.26.8 and go1.27.3 in the same blocks: the default groups and the 2-CPU 20 µs case → docs/results/runtimes/ (~17 min)
+	@for tc in $(subst $(comma), ,$(lastword $(RUNTIMES_DEFAULT))); do GOTOOLCHAIN=$${tc%%+*} $(GO) version; done
+	rm -rf $(RUNTIMES_OUT)/default $(RUNTIMES_OUT)/cores-2cpu-20us
+	LOCKLAB_COMMAND="make runtimes: compare $(RUNTIMES_DEFAULT)" $(RUNNER) $(RUNTIMES_DEFAULT) -out $(RUNTIMES_OUT)/default $(ARGS)
+	LOCKLAB_COMMAND="make runtimes: compare $(RUNTIMES_CORES)" $(RUNNER) $(RUNTIMES_CORES) -out $(RUNTIMES_OUT)/cores-2cpu-20us $(ARGS)
+
 # The capacity study (docs/methodology.md, "Capacity under an objective"):
 # its defaults are 3 blocks × 2 workloads × 6 designs × (6 ladder rates + 2
 # bisection steps) = 288 runs of 0.25 s warm-up + 1 s, about 1.65 s each with

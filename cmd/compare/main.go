@@ -14,6 +14,7 @@
 //	go run ./cmd/compare -attribute off,on          # where each design's server CPU went, and what finding out costs
 //	go run ./cmd/compare -rerender DIR              # the report again from DIR's raw runs (runs/ or runs.tar.gz)
 //	go run ./cmd/compare -pack DIR                  # a finished study's runs/ into one runs.tar.gz, checked first
+//	go run ./cmd/compare -runtime go1.26.8,go1.27.3 # every design on two Go releases, in the same blocks
 //
 // `make compare` builds the server and the Go driver first, then runs it.
 // The work is done by internal/lab: plan (factors, runs), run (processes,
