@@ -41,6 +41,7 @@ func TestMakeHelpFigures(t *testing.T) {
 		{"a seed's constant", "20 in parallel", "10 in parallel"},
 		{"the objective", "p99 ≤ 1 ms", "p99 ≤ 2 ms"},
 		{"the driver agreement", "within 15%", "within 10%"},
+		{"a runtime", "on go1.26.8 and go1.27.3", "on go1.26.8 and go1.28.0"},
 		{"an unchecked figure", "invariants checked", "invariants checked (~4 min)"},
 	}
 	for _, c := range controls {
@@ -102,6 +103,19 @@ func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 			cpus, work := m.factorValues(t, target, plan.ServerCPUs), m.factorValues(t, target, "work")
 			if f != nil && (!slices.Contains(cpus, f[0]) || !slices.Contains(work, f[1]+"µs")) {
 				problem(target, "states the %s-CPU %s µs case; its plans run server CPUs %v, work %v", f[0], f[1], cpus, work)
+			}
+			return append(f, m.studyTime(t, target, help, problem)...)
+		},
+		"runtimes": func(target, help string) []string {
+			f := figure(target, help, `the ([0-9]+)-CPU ([0-9]+) µs case`)
+			cpus, work := m.factorValues(t, target, plan.ServerCPUs), m.factorValues(t, target, "work")
+			if f != nil && (!slices.Contains(cpus, f[0]) || !slices.Contains(work, f[1]+"µs")) {
+				problem(target, "states the %s-CPU %s µs case; its plans run server CPUs %v, work %v", f[0], f[1], cpus, work)
+			}
+			for _, v := range m.factorValues(t, target, plan.Runtime) {
+				if !strings.Contains(help, v) {
+					problem(target, "does not name the runtime %s, which its plans run", v)
+				}
 			}
 			return append(f, m.studyTime(t, target, help, problem)...)
 		},
