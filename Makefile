@@ -226,7 +226,7 @@ SEEDS_CMD             = GHZ=$(BIN)/ghz $(GO) run ./cmd/seeds
 .PHONY: seeds seed-ladder seed-bank seed-rpcx seed-ngrinder
 seeds: seed-ladder seed-bank seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/
 
-seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~3.7 min)
+seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~4.3 min)
 	rm -rf $(SEEDS_OUT)/ladder/runs $(SEEDS_OUT)/ladder/runs.tar.gz
 	LOCKLAB_COMMAND="make seed-ladder" $(RUNNER) $(SEED_LADDER_ARGS) -out $(SEEDS_OUT)/ladder
 	$(SEEDS_CMD) ladder -in $(SEEDS_OUT)/ladder

@@ -150,9 +150,13 @@ func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 	var total time.Duration
 	for _, s := range specs {
 		conns := s.Level
+		d, _ := LookupDriver(s.Driver)
+		c, own := d.(connector)
 		switch {
 		case s.Model == "open":
 			conns = cfg.MaxVUs
+		case own:
+			conns = c.Conns(cfg, s.Level)
 		case cfg.Conns > 0:
 			conns = min(conns, cfg.Conns)
 		}

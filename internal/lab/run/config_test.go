@@ -84,6 +84,21 @@ func TestDefaultPlanFitsTheBudget(t *testing.T) {
 	assert.Empty(t, PowerWarning(cfg, specs), "the default blocks are enough for the default report's tests")
 }
 
+// TestPlanDurationCountsEachDriversConnections: a k6 VU opens a connection
+// of its own, so a k6 run of 1000 VUs takes longer to connect than a Go
+// driver's run of 1000 callers sharing -conns. The control: with -conns 0
+// the Go driver opens one per caller too, and the two estimates agree.
+func TestPlanDurationCountsEachDriversConnections(t *testing.T) {
+	cfg := testConfig(t, nil)
+	require.Positive(t, cfg.Conns)
+	run := func(driver string) []plan.Spec {
+		return []plan.Spec{{Workload: "counter", Driver: driver, Factors: plan.DefaultPoint(), Mode: "mutex", Model: "closed", Level: 1000, Rep: 1}}
+	}
+	assert.Equal(t, time.Duration(2*(1000-cfg.Conns))*1500*time.Microsecond, PlanDuration(cfg, run("k6"))-PlanDuration(cfg, run("go")))
+	cfg.Conns = 0
+	assert.Equal(t, PlanDuration(cfg, run("go")), PlanDuration(cfg, run("k6")))
+}
+
 // TestPowerWarning: a plan whose blocks are too few for the report to
 // judge any primary is warned about before it runs; one with enough blocks
 // is not (the control).

@@ -35,6 +35,14 @@ type Driver interface {
 	Binary(cfg Config) (path, hint string)
 }
 
+// A connector is a driver whose callers do not share -conns connections:
+// Conns is how many a closed-model run at level callers opens, for the
+// runner's estimate of the plan's time (PlanDuration). A driver without the
+// method shares -conns among its callers, as the Go driver does.
+type connector interface {
+	Conns(cfg Config, level int) int
+}
+
 // Drivers are the load generators, in the order -h lists them.
 var Drivers = []Driver{goDriver{}, k6Driver{}, h2loadDriver{}, ghzDriver{}}
 

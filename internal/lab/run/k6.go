@@ -23,6 +23,9 @@ func (k6Driver) Version(cfg Config) string {
 	return v
 }
 
+// Conns: every VU opens its own connection (k6's gRPC client is the VU's).
+func (k6Driver) Conns(_ Config, level int) int { return level }
+
 func (k6Driver) Result(_ Config, job Job) (*summary.Summary, error) { return summary.Read(job.Summary) }
 
 // Command: RESET=0, the runner resets the server itself.
