@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -240,7 +241,43 @@ type worker struct {
 
 	outcomes   map[string]map[codes.Code]int // by method
 	mismatches []string
-	gone       bool // saw UNAVAILABLE: the server is going or gone
+	gone       bool     // saw UNAVAILABLE: the server is going or gone
+	reached    *reached // the mix's branches any worker has seen; nil: not followed
+}
+
+// mixBranches are the answers the random mix means to reach, each at least
+// once in a mode's load: TestReflectionClient checks every one.
+var mixBranches = [...]struct {
+	method string
+	code   codes.Code
+}{
+	{"TransferMoney", codes.OK},
+	{"TransferMoney", codes.FailedPrecondition},
+	{"TransferMoney", codes.NotFound},
+	{"TransferMoney", codes.InvalidArgument},
+	{"Get", codes.OK},
+	{"GetHistory", codes.InvalidArgument},
+}
+
+// reached is which of mixBranches the workers of one load have seen.
+type reached [len(mixBranches)]atomic.Bool
+
+func (r *reached) see(method string, code codes.Code) {
+	for i, b := range mixBranches {
+		if b.method == method && b.code == code {
+			r[i].Store(true)
+		}
+	}
+}
+
+// all reports whether every branch was seen.
+func (r *reached) all() bool {
+	for i := range r {
+		if !r[i].Load() {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *worker) record(method string, args any, want codeSet, got codes.Code, err error) bool {
@@ -248,6 +285,9 @@ func (w *worker) record(method string, args any, want codeSet, got codes.Code, e
 		w.outcomes[method] = map[codes.Code]int{}
 	}
 	w.outcomes[method][got]++
+	if w.reached != nil {
+		w.reached.see(method, got)
+	}
 	if got == codes.Unavailable {
 		w.gone = true
 	}
@@ -428,14 +468,19 @@ func (w *worker) checkHistory(resp *dynamicpb.Message, acct, limit uint32) {
 // TestReflectionClient drives each store-backed mode with a random mix of
 // valid and invalid commands from 64 independent clients, checking every
 // status against the contract, then checks that money was conserved and no
-// acknowledged increment was lost.
+// acknowledged increment was lost. The load lasts loadTime, and longer
+// (up to mixBound) until the mix has reached every branch it means to test:
+// on a busy machine two seconds may hold too few calls. The modes run side
+// by side, each its own server process.
 func TestReflectionClient(t *testing.T) {
 	const (
 		workers  = 64
 		loadTime = 2 * time.Second
+		mixBound = time.Minute
 	)
 	for _, mode := range storeModesServingAll() {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			p := startServer(t, options(mode))
 			api := discover(t, dial(t, p.addr))
 			api.reset(t)
@@ -445,8 +490,12 @@ func TestReflectionClient(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			ws := make([]*worker, workers)
-			var wg sync.WaitGroup
-			end := time.Now().Add(loadTime)
+			var (
+				wg        sync.WaitGroup
+				seen      reached
+				start     = time.Now()
+				end, last = start.Add(loadTime), start.Add(mixBound)
+			)
 			for i := range ws {
 				seed := uint64(time.Now().UnixNano())
 				t.Logf("worker %d seed %d", i, seed)
@@ -454,18 +503,19 @@ func TestReflectionClient(t *testing.T) {
 					api: &dynAPI{conn: dial(t, p.addr), methods: api.methods}, id: i,
 					rng: rand.New(rand.NewPCG(seed, uint64(i))),
 					kv:  map[string]kvEntry{}, outcomes: map[string]map[codes.Code]int{},
+					reached: &seen,
 				}
 				wg.Add(1)
 				go func(w *worker) { // joined by wg.Wait below
 					defer wg.Done()
 					// A server that went away fails every later call the
 					// same way: one mismatch says it.
-					for time.Now().Before(end) && !w.gone {
+					for now := time.Now(); (now.Before(end) || !seen.all() && now.Before(last)) && !w.gone; now = time.Now() {
 						w.step(ctx)
 					}
 				}(ws[i])
 			}
-			waitTimeout(t, &wg, loadTime+2*time.Minute, "the workers")
+			waitTimeout(t, &wg, mixBound+2*time.Minute, "the workers")
 
 			var acked int64
 			var mismatches []string
@@ -488,12 +538,9 @@ func TestReflectionClient(t *testing.T) {
 			}
 			assert.Empty(t, mismatches, "answers the contract does not allow")
 			// The mix reached every branch it means to test.
-			assert.Positive(t, outcomes["TransferMoney"][codes.OK])
-			assert.Positive(t, outcomes["TransferMoney"][codes.FailedPrecondition])
-			assert.Positive(t, outcomes["TransferMoney"][codes.NotFound])
-			assert.Positive(t, outcomes["TransferMoney"][codes.InvalidArgument])
-			assert.Positive(t, outcomes["Get"][codes.OK])
-			assert.Positive(t, outcomes["GetHistory"][codes.InvalidArgument])
+			for _, b := range mixBranches {
+				assert.Positive(t, outcomes[b.method][b.code], "%s answered %v", b.method, b.code)
+			}
 
 			var total int64
 			for id := uint32(1); id <= numAccounts; id++ {
