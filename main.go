@@ -28,6 +28,7 @@ func main() {
 	fs.IntVar(&o.QueueSize, "queue-size", o.QueueSize, "owner designs: capacity of each owner's queue")
 	fs.IntVar(&o.BatchLimit, "batch-limit", o.BatchLimit, "inputQ-batch: commands applied (and committed) per batch")
 	fs.IntVar(&o.Shards, "shards", o.Shards, "sharded designs: shard count")
+	fs.DurationVar(&o.SpinBudget, "spin-budget", o.SpinBudget, "inputQ-spin: how long the idle owner polls its queue, and a caller its answer, before it parks (0: the default)")
 	fs.BoolVar(&o.ListModes, "list-modes", o.ListModes, "print the modes that can run with the other flags given (-durability), one per line with the workloads each serves, and exit")
 	fs.DurationVar(&o.Work, "work", o.Work, "CPU work added inside every state-changing command's critical section (a calibrated spin, e.g. 10us)")
 	fs.StringVar(&o.Durability, "durability", o.Durability, "none, or wal: log every state-changing command and make it durable before answering; recover from -data-dir on start")

@@ -66,6 +66,9 @@ type op interface {
 	// operation takes the channel's lock, a flag is one atomic.
 	markDone()
 	takeDone() bool // true once markDone was called, and resets the flag
+	// handoff is the word on which inputQ-spin's owner and a caller that
+	// polls for its answer, then blocks, agree who signals whom.
+	handoff() *atomic.Int32
 }
 
 // opNode links published ops (combining). It lives inside the op, so
@@ -84,16 +87,18 @@ type call[C, R any] struct {
 	acc  access
 	done chan bool
 	fin  atomic.Bool
+	hand atomic.Int32
 	n    opNode
 }
 
-func (c *call[C, R]) apply()           { c.r, c.err = c.f.apply(c.cmd) }
-func (c *call[C, R]) fail(err error)   { var zero R; c.r, c.err = zero, err }
-func (c *call[C, R]) access() access   { return c.acc }
-func (c *call[C, R]) ready() chan bool { return c.done }
-func (c *call[C, R]) node() *opNode    { return &c.n }
-func (c *call[C, R]) markDone()        { c.fin.Store(true) }
-func (c *call[C, R]) takeDone() bool   { return c.fin.Load() && c.fin.Swap(false) }
+func (c *call[C, R]) apply()                 { c.r, c.err = c.f.apply(c.cmd) }
+func (c *call[C, R]) fail(err error)         { var zero R; c.r, c.err = zero, err }
+func (c *call[C, R]) access() access         { return c.acc }
+func (c *call[C, R]) ready() chan bool       { return c.done }
+func (c *call[C, R]) node() *opNode          { return &c.n }
+func (c *call[C, R]) markDone()              { c.fin.Store(true) }
+func (c *call[C, R]) takeDone() bool         { return c.fin.Load() && c.fin.Swap(false) }
+func (c *call[C, R]) handoff() *atomic.Int32 { return &c.hand }
 
 // facade is the Store of every registry design.
 type facade[C, R any] struct {

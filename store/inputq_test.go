@@ -297,8 +297,9 @@ func TestInputQCloseRacesDo(t *testing.T) {
 		rounds = 10
 	}
 	results := 0
+	newInputQ := func(m Machine[int, int], size int) Store[int, int] { return NewInputQ(m, WithQueueSize(size)) }
 	for round := range rounds {
-		results += closeRacesDoRound(t, round)
+		results += closeRacesDoRound(t, round, newInputQ)
 		if t.Failed() {
 			t.Fatalf("failed in round %d", round)
 		}
@@ -314,11 +315,13 @@ func (m *applyCounter) Apply(id int) (int, error) {
 	return id + 1, nil
 }
 
-func closeRacesDoRound(t *testing.T, round int) (results int) {
+// closeRacesDoRound is one round of a Close racing many callers, over a
+// store newStore makes with a queue of size.
+func closeRacesDoRound(t *testing.T, round int, newStore func(m Machine[int, int], size int) Store[int, int]) (results int) {
 	const callers, maxEach = 16, 400
 	sizes := []int{1, 2, 8, DefaultQueueSize}
 	m := &applyCounter{count: make([]int, callers*maxEach)}
-	q := NewInputQ[int, int](m, WithQueueSize(sizes[round%len(sizes)]))
+	q := newStore(m, sizes[round%len(sizes)])
 
 	type kind uint8
 	const (

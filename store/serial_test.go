@@ -106,7 +106,11 @@ const (
 	busySpin       = 50 * time.Microsecond
 )
 
-var busyCfg = Config{MeasureSerial: true, SerialSampleEvery: 1}
+// inputQ-spin's callers poll for their answers (SpinBudget) longer than a
+// command takes here, as they do under a load of short commands: the check
+// is of what the owner's busy time holds, and a caller that blocked would
+// add a wake-up to every answer.
+var busyCfg = Config{MeasureSerial: true, SerialSampleEvery: 1, SpinBudget: 20 * busySpin}
 
 // busyMedian runs busyRun three times and returns the median ratio's run,
 // so that one run disturbed by the rest of a shared machine does not decide.

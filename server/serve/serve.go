@@ -46,6 +46,7 @@ type Options struct {
 	QueueSize     int           // -queue-size
 	BatchLimit    int           // -batch-limit
 	Shards        int           // -shards
+	SpinBudget    time.Duration // -spin-budget
 	ListModes     bool          // -list-modes
 	Work          time.Duration // -work
 	Durability    string        // -durability
@@ -69,6 +70,7 @@ func Defaults() Options {
 		QueueSize:   store.DefaultQueueSize,
 		BatchLimit:  store.DefaultBatchLimit,
 		Shards:      store.DefaultShards,
+		SpinBudget:  store.DefaultSpinBudget,
 		Durability:  server.DurabilityNone,
 	}
 }
@@ -236,6 +238,9 @@ func (o Options) config() (server.Config, error) {
 	if o.Work < 0 {
 		return server.Config{}, fmt.Errorf("-work %v: want >= 0", o.Work)
 	}
+	if o.SpinBudget < 0 {
+		return server.Config{}, fmt.Errorf("-spin-budget %v: want >= 0", o.SpinBudget)
+	}
 	if !slices.Contains(server.Durabilities(), o.Durability) {
 		return server.Config{}, fmt.Errorf("-durability %q: want one of %s", o.Durability, strings.Join(server.Durabilities(), ", "))
 	}
@@ -252,7 +257,7 @@ func (o Options) config() (server.Config, error) {
 		Mode:          o.Mode,
 		Bank:          workload.BankConfig{Scenario: sc, Accounts: uint32(o.Accounts), InitialBalance: o.Balance},
 		SampleEvery:   o.SampleEvery,
-		Store:         store.Config{QueueSize: o.QueueSize, BatchLimit: o.BatchLimit, Shards: o.Shards, RejectWhenFull: o.RejectFull},
+		Store:         store.Config{QueueSize: o.QueueSize, BatchLimit: o.BatchLimit, Shards: o.Shards, RejectWhenFull: o.RejectFull, SpinBudget: o.SpinBudget},
 		MaxInflight:   o.MaxInflight,
 		Work:          o.Work,
 		Durability:    o.Durability,

@@ -61,6 +61,7 @@ func TestUsageErrors(t *testing.T) {
 		{"negative queue size", with("inputQ", func(o *Options) { o.QueueSize = -1 }), []string{"-queue-size -1: want >= 0"}},
 		{"negative shards", with("sharded", func(o *Options) { o.Shards = -2 }), []string{"-shards -2: want >= 0"}},
 		{"negative batch limit", with("inputQ-batch", func(o *Options) { o.BatchLimit = -3 }), []string{"-batch-limit -3: want >= 0"}},
+		{"negative spin budget", with("inputQ-spin", func(o *Options) { o.SpinBudget = -time.Microsecond }), []string{"-spin-budget -1µs: want >= 0"}},
 		{"negative max inflight", with("mutex", func(o *Options) { o.MaxInflight = -1 }), []string{"-max-inflight -1: want a count >= 0 (0: no bound)"}},
 		{"metrics not a port", with("mutex", func(o *Options) { o.MetricsAddr = "nine" }), []string{`-metrics-addr "nine": port "nine"`}},
 	}
