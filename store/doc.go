@@ -14,6 +14,9 @@
 //     design ([NewInputQ]).
 //   - inputQ-batch: one owner that drains many queued commands per wake-up,
 //     applies them, commits once and answers them all.
+//   - inputQ-spin: one owner, locked to an OS thread, that polls a lock-free
+//     queue for a bounded time (Config.SpinBudget) before it parks, so that
+//     under load no command waits for its wake-up.
 //   - sharded-inputQ: one owner per shard; a two-shard command travels up the
 //     owners in shard order.
 //   - combining: flat combining; callers publish commands and whoever takes

@@ -70,14 +70,14 @@ type inputQSpinEngine struct {
 	sleeping atomic.Bool
 	wake     chan struct{}
 
-	// Callers that found the queue full count themselves in waiting and
-	// hand their command to the owner over slow (unbuffered): Go's channel
-	// queues them in order, where a lock-free queue would have them retry.
-	// The owner takes from slow every other command while any wait, so that
-	// neither the queue nor the waiters starve.
-	waiting  atomic.Int64
-	slow     chan op
-	slowTurn bool // the owner's
+	// Callers that found the queue full, or callers waiting before them,
+	// count themselves in waiting and hand their command to the owner over
+	// slow (unbuffered): Go's channel queues them in order, where a
+	// lock-free queue would have them retry. The owner takes from slow once
+	// the queue is empty, so commands are applied in the order they were
+	// accepted, as with inputQ's channel.
+	waiting atomic.Int64
+	slow    chan op
 
 	hw    atomic.Int64
 	meter *serialMeter // the owner's busy periods (nil: not measured)
@@ -114,7 +114,7 @@ func (e *inputQSpinEngine) exec(ctx context.Context, x op) error {
 	if !e.gate.enter() {
 		return ErrClosed
 	}
-	if !e.q.push(x) {
+	if e.waiting.Load() > 0 || !e.q.push(x) {
 		if err := e.waitForRoom(ctx, x); err != nil {
 			e.gate.leave()
 			return err
@@ -125,20 +125,16 @@ func (e *inputQSpinEngine) exec(ctx context.Context, x op) error {
 	return e.await(ctx, x, woke)
 }
 
-// waitForRoom hands x to the owner once the queue was full: or returns
-// ErrOverloaded (RejectWhenFull), ctx.Err() or ErrClosed, x never applied.
+// waitForRoom hands x to the owner, the queue being full or other callers
+// waiting: or returns ErrOverloaded (RejectWhenFull), ctx.Err() or
+// ErrClosed, x never applied. The owner does not park while any caller
+// waits, and it is woken if it was parked as the caller counted itself.
 func (e *inputQSpinEngine) waitForRoom(ctx context.Context, x op) error {
 	if e.reject {
 		return ErrOverloaded
 	}
 	e.waiting.Add(1)
 	defer e.waiting.Add(-1)
-	// The owner may have made room between the push and the count: it
-	// looks at waiting after it takes a command, so one of the two sees
-	// the other.
-	if e.q.push(x) {
-		return nil
-	}
 	e.rouse()
 	select {
 	case e.slow <- x:
@@ -340,35 +336,19 @@ func (e *inputQSpinEngine) park() {
 	e.spin.Store(runtime.GOMAXPROCS(0) > 1)
 }
 
-// take returns a published command or one a waiting caller hands over, nil
-// if there is none; waiters and the queue take turns.
+// take returns the next published command, or once the queue is empty the
+// first waiting caller's; nil if there is none.
 func (e *inputQSpinEngine) take() op {
-	turn := e.slowTurn
-	e.slowTurn = false
-	if turn {
-		if x := e.takeSlow(); x != nil {
-			e.mark()
-			return x
-		}
-	}
 	if x := e.q.pop(); x != nil {
-		e.slowTurn = true
 		e.mark()
 		return x
 	}
-	if x := e.takeSlow(); x != nil {
-		e.mark()
-		return x
-	}
-	return nil
-}
-
-func (e *inputQSpinEngine) takeSlow() op {
 	if e.waiting.Load() == 0 {
 		return nil
 	}
 	select {
 	case x := <-e.slow:
+		e.mark()
 		return x
 	default:
 		return nil

@@ -8,7 +8,7 @@ import (
 
 // Every design has one serial resource, the thing a second core cannot
 // share: the lock (mutex, rwmutex), each shard's lock (sharded), the owner
-// goroutine (inputQ, inputQ-batch), each shard's owner (sharded-inputQ), the
+// goroutine (inputQ, inputQ-batch, inputQ-spin), each shard's owner (sharded-inputQ), the
 // combiner's role (combining); atomic has none. How busy that resource was,
 // over how many commands, is the design's serial demand per command: by the
 // utilization law no number of cores serves more than one command per unit
@@ -30,10 +30,12 @@ import (
 //     length; a sharded-inputQ owner waiting for a later shard's owner to
 //     apply a command it forwarded is busy too, since its shard is held.
 //     Stats.Max is the busiest shard, the one that binds.
-//   - inputQ, inputQ-batch, sharded-inputQ: the owner goroutine from taking
-//     a command after an idle spell to finding its queue empty, which
-//     includes the hand-offs it does (receiving, answering) and leaves out
-//     the time it yields or waits for commands. inputQ-batch with a
+//   - inputQ, inputQ-batch, inputQ-spin, sharded-inputQ: the owner
+//     goroutine from taking a command after an idle spell to finding its
+//     queue empty, which includes the hand-offs it does (receiving,
+//     answering) and leaves out the time it yields or waits for commands —
+//     for inputQ-spin, the time it polls its empty queue too: that CPU is
+//     the design's cost, counted where a process's CPU is, not demand. inputQ-batch with a
 //     committing machine has a second serial stage, the syncer (commits a
 //     batch, answers it): resource 1, busy from taking a batch to having
 //     answered it. An owner waiting for the syncer to free a batch buffer is

@@ -106,11 +106,13 @@ const (
 	busySpin       = 50 * time.Microsecond
 )
 
-// inputQ-spin's callers poll for their answers (SpinBudget) longer than a
-// command takes here, as they do under a load of short commands: the check
-// is of what the owner's busy time holds, and a caller that blocked would
-// add a wake-up to every answer.
-var busyCfg = Config{MeasureSerial: true, SerialSampleEvery: 1, SpinBudget: 20 * busySpin}
+// inputQ-spin's callers poll for their answers until they come
+// (SpinForever), as they do under a load of short commands. A caller that
+// blocked would have the owner wake it, inside its busy period; and on a
+// loaded machine the kernel often hands the CPU at once to the thread woken
+// by one that has used much — the polling owner — which then waits its turn
+// for milliseconds: the check is of what the busy time holds, not of that.
+var busyCfg = Config{MeasureSerial: true, SerialSampleEvery: 1, SpinBudget: SpinForever}
 
 // busyMedian runs busyRun three times and returns the median ratio's run,
 // so that one run disturbed by the rest of a shared machine does not decide.
