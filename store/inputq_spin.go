@@ -16,10 +16,10 @@ import (
 // ATC 2012) dedicate a core to a server that polls its clients' requests.
 // This is that arm, as far as Go lets it be:
 //
-//   - The owner locks itself to an OS thread (runtime.LockOSThread) for its
-//     whole life and applies the commands in the order they were published,
-//     one at a time, answering (and, with a committing machine, committing)
-//     each before it takes the next, as inputQ's does.
+//   - The owner locks itself to an OS thread (runtime.LockOSThread) and
+//     applies the commands in the order they were published, one at a time,
+//     answering (and, with a committing machine, committing) each before it
+//     takes the next, as inputQ's does.
 //   - Callers publish their command on a bounded lock-free queue (ring), not a
 //     channel: no lock is taken on either side while the queue has room.
 //     Per-caller slots, ffwd's choice, fit a fixed set of client threads;
@@ -34,16 +34,20 @@ import (
 //     owner wakes from a park) neither spins: while one goroutine polls,
 //     nothing else runs Go code, so no command can arrive and no answer can
 //     come — a spin there could only end by running out of budget, having
-//     taken the CPU from the callers it waits for. The owner then parks as
-//     soon as its queue is empty, inputQ's behaviour on a thread of its own.
+//     taken the CPU from the callers it waits for. Nor does the owner keep
+//     its thread: a locked goroutine is parked and woken by handing the P
+//     between threads, all cost on one P. There it is inputQ over a
+//     lock-free queue: it yields once before it parks, so that the callers
+//     ready to run publish first, and parks when its queue is empty.
 //
 // The admission and close protocol is the owner designs' (owner.go): a
 // command is accepted once it is on the queue or in the owner's hands; a
 // caller that finds the queue full waits for room, or with
 // Config.RejectWhenFull gets ErrOverloaded at once; Close stops accepting,
 // lets the owner apply and answer every accepted command, and returns once
-// it has exited. The owner exits with its thread still locked, so the
-// runtime ends that thread too: a closed store leaves no thread behind.
+// it has exited. The owner exits with its thread still locked (when it
+// polls), so the runtime ends that thread too: a closed store leaves no
+// thread of its own behind.
 //
 // The spinning is not serial demand: the owner's busy period runs, as
 // inputQ's, from taking a command after an idle spell to finding its queue
@@ -64,7 +68,8 @@ type inputQSpinEngine struct {
 	done     chan struct{} // closed when the owner has exited
 
 	// spin: more than one P, so polling can find work. Written by the owner.
-	spin atomic.Bool
+	spin   atomic.Bool
+	locked bool // the owner's: it is locked to its thread (while spin)
 	// sleeping is set by the owner before it parks on wake (capacity 1);
 	// whoever turns it off sends the wake-up.
 	sleeping atomic.Bool
@@ -258,11 +263,8 @@ func (e *inputQSpinEngine) handle(x op) {
 }
 
 func (e *inputQSpinEngine) run() {
-	// Never unlocked: the runtime ends a thread whose goroutine exits
-	// locked to it (the process's main thread it parks for good instead),
-	// so a closed store leaves no thread of its own behind.
-	runtime.LockOSThread()
 	defer close(e.done)
+	e.pin()
 	for {
 		x := e.next()
 		if x == nil {
@@ -301,9 +303,15 @@ func (e *inputQSpinEngine) next() op {
 	}
 }
 
-// poll looks for a command until the spin budget runs out (with one P, once).
+// poll looks for a command until the spin budget runs out; with one P it
+// looks, yields once, as inputQ's owner does (owner.go's next), and looks
+// again.
 func (e *inputQSpinEngine) poll() op {
 	if !e.spin.Load() {
+		if x := e.take(); x != nil {
+			return x
+		}
+		runtime.Gosched()
 		return e.take()
 	}
 	start := e.now()
@@ -334,6 +342,24 @@ func (e *inputQSpinEngine) park() {
 	<-e.wake
 	e.sleeping.Store(false) // a wake-up left by a caller that found it awake clears nothing
 	e.spin.Store(runtime.GOMAXPROCS(0) > 1)
+	e.pin()
+}
+
+// pin locks the owner to its thread while it polls, and lets the thread go
+// while it does not (one P). It is not unlocked on exit: the runtime ends a
+// thread whose goroutine exits locked to it (the process's main thread it
+// parks for good instead), so a closed store leaves no thread of its own
+// behind.
+func (e *inputQSpinEngine) pin() {
+	switch spin := e.spin.Load(); {
+	case spin && !e.locked:
+		runtime.LockOSThread()
+	case !spin && e.locked:
+		runtime.UnlockOSThread()
+	default:
+		return
+	}
+	e.locked = !e.locked
 }
 
 // take returns the next published command, or once the queue is empty the

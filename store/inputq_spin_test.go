@@ -81,11 +81,50 @@ func TestSpinOwnerParks(t *testing.T) {
 	})
 }
 
+// TestSpinPollingIsNotBusy: an owner polling its empty queue is idle in the
+// serial stats — its busy time stands still however long it polls. The
+// control: an owner held inside Apply for as long is busy all the while.
+func TestSpinPollingIsNotBusy(t *testing.T) {
+	atLeastTwoProcs(t)
+	cfg := Config{MeasureSerial: true, SpinBudget: SpinForever}
+	busy := func(s any) time.Duration {
+		st, ok := s.(SerialReporter).SerialStats()
+		require.True(t, ok)
+		return st.Total()
+	}
+	t.Run("polling", func(t *testing.T) {
+		s, e := newSpin(t, Machine[testCmd, int](&recorder{}), cfg)
+		defer s.Close()
+		_, err := s.Do(context.Background(), testCmd{n: 1})
+		require.NoError(t, err)
+		spins := e.spins.Load()
+		waitFor(t, func() bool { return e.spins.Load() > spins }, "the owner does not poll")
+		b := busy(s)
+		time.Sleep(idleWindow)
+		assert.Greater(t, e.spins.Load(), spins, "the owner stopped polling")
+		assert.Equal(t, b, busy(s), "polling counted as busy")
+		require.NoError(t, s.Close())
+	})
+	t.Run("inside Apply (control)", func(t *testing.T) {
+		g := newGate()
+		s, _ := newSpin(t, Machine[int, int](g), cfg)
+		out := make(chan outcome, 1)
+		spinDo(context.Background(), s, 1, out)
+		within(t, g.entered, "the owner did not take the command")
+		b := busy(s)
+		time.Sleep(idleWindow)
+		assert.GreaterOrEqual(t, busy(s)-b, idleWindow, "the owner inside Apply is busy")
+		close(g.release)
+		within(t, out, "no answer")
+		require.NoError(t, s.Close())
+	})
+}
+
 // TestSpinOneP: with one P nothing else runs while a goroutine polls, so
-// neither the owner nor its callers poll, whatever the budget — and many
-// callers make progress. Once a second P appears, the owner polls again
-// after its next wake-up. Without the one-P rule the owner's poll counter
-// would move here.
+// neither the owner nor its callers poll, whatever the budget, and the owner
+// does not keep a thread — and many callers make progress. Once a second P
+// appears, the owner takes a thread and polls again after its next wake-up.
+// Without the one-P rule the owner's poll counter would move here.
 func TestSpinOneP(t *testing.T) {
 	withProcs(t, 1)
 	r := &recorder{}
@@ -103,7 +142,7 @@ func TestSpinOneP(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, e.spins.Load(), "the owner polled with one P")
-	assert.Positive(t, e.parks.Load())
+	assert.False(t, e.locked, "the owner kept its thread with one P")
 
 	runtime.GOMAXPROCS(2)
 	waitFor(t, func() bool { return e.sleeping.Load() }, "the owner did not park")
@@ -111,6 +150,7 @@ func TestSpinOneP(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, func() bool { return e.spins.Load() > 0 }, "the owner does not poll with two Ps")
 	require.NoError(t, s.Close())
+	assert.True(t, e.locked, "the polling owner has a thread of its own")
 	assert.Equal(t, callers*each+1, r.total)
 }
 
