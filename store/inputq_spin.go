@@ -343,6 +343,15 @@ func (e *inputQSpinEngine) park() {
 	e.sleeping.Store(false) // a wake-up left by a caller that found it awake clears nothing
 	e.spin.Store(runtime.GOMAXPROCS(0) > 1)
 	e.pin()
+	if e.spin.Load() {
+		// The P the owner woke on may hold goroutines queued behind it:
+		// the caller that woke it, others that caller's P ran. A P that
+		// runs the polling owner never gets to them, and only a P with
+		// nothing to do steals them — if one is awake to look. Starting a
+		// goroutine is the runtime's cue to wake an idle P (a no-op one
+		// costs about as much as a channel operation, once per park).
+		go func() {}()
+	}
 }
 
 // pin locks the owner to its thread while it polls, and lets the thread go

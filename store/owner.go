@@ -8,7 +8,8 @@ import (
 )
 
 // The owner-style designs (inputQ, inputQ-batch, sharded-inputQ) share this
-// admission and close protocol, the one InputQ started with:
+// admission and close protocol, the one InputQ started with (inputQ-spin
+// keeps it in its own code, over its lock-free queue):
 //
 //   - A command is accepted when it enters an owner's queue. If ctx ends
 //     before that, Do returns ctx.Err() and the command is never applied.
