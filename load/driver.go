@@ -332,10 +332,15 @@ type window struct{ from, to time.Time }
 
 func (w window) contains(t time.Time) bool { return !t.Before(w.from) && t.Before(w.to) }
 
-// second is the second of the window t falls in, from 0; a time before the
+// second is the second of the window t falls in, from 0. A time before the
 // window counts in its first second, as an open-model call scheduled inside
-// the window cannot end before it.
-func (w window) second(t time.Time) int { return max(0, int(t.Sub(w.from)/time.Second)) }
+// the window cannot end before it; a time after it counts in its last, as an
+// open-model call due inside the window is the window's even when it ends
+// late (on a loaded machine, more than a partial second late).
+func (w window) second(t time.Time) int {
+	last := max(0, int((w.to.Sub(w.from)-1)/time.Second))
+	return min(max(0, int(t.Sub(w.from)/time.Second)), last)
+}
 
 // runClosed lets every caller call back to back until the window ends. A
 // call is counted when it ends inside the window.
