@@ -124,6 +124,10 @@ func (g gated) paragraph() string {
 	fmt.Fprintf(&b, "Foreign CPU, by the lab's validity gate: something other than the go test took a median %s of the machine's CPU time over a run, at most %s "+
 		"(/proc/stat's busy time, steal included, less the CPU of the go test and every process it waited for; a quiet run reads a few percent either way, from the kernel's 10 ms ticks). ",
 		paired.PctAbs(foreign[len(foreign)/2]), paired.PctAbs(foreign[len(foreign)-1]))
+	if g.max >= 1 {
+		b.WriteString("The rule is off (-max-foreign 100%): every run is kept, whatever else took the machine, and the figures below carry it.")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "The rule: a run whose CPUs something else took more than %s of (-max-foreign) is dropped, and with it its pairs with the baseline; ", paired.PctAbs(g.max))
 	var spoiled []string
 	for _, r := range g.runs {

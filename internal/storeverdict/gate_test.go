@@ -119,6 +119,7 @@ func TestGateDropsSpoiledRound(t *testing.T) {
 	rep, s = reportOf(t, recorded(designs, []int{8}, 10, []string{"example.com/tally"}, ns, spoiled), cfg)
 	assert.Equal(t, 10, sectionRow(t, rep, "sharded").Paired, "-max-foreign 100% keeps every run")
 	assert.Contains(t, s, "at most 30%")
+	assert.Contains(t, s, "The rule is off (-max-foreign 100%): every run is kept")
 
 	// Every run spoiled: nothing is left to pair, and the message says why.
 	busy := recorded(designs, []int{8}, 10, []string{"p"}, ns, func(string, int) float64 { return 0.8 })

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -158,17 +159,17 @@ func (cfg *RoundsConfig) run(w io.Writer, designs []string, stderr io.Writer) er
 			cmd.Stdout, cmd.Stderr = &out, stderr
 			start := time.Now()
 			err := cmd.Run()
-			rec.Wall = time.Since(start).Seconds()
+			rec.Wall = math.Round(time.Since(start).Seconds()*1000) / 1000
 			if before != nil {
 				if after, err := cpuset.Read(fs); err == nil {
-					rec.CPU = after.Set(nil).Minus(before.Set(nil))
+					rec.CPU = after.Set(nil).Minus(before.Set(nil)).Round(0.001)
 				}
 			}
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %s: %w", k, design, strings.Join(cmd.Args, " "), err)
 			}
 			ps := cmd.ProcessState
-			rec.GoTestCPU = (ps.UserTime() + ps.SystemTime()).Seconds()
+			rec.GoTestCPU = (ps.UserTime() + ps.SystemTime()).Round(time.Millisecond).Seconds()
 			ran, err := designsIn(out.Bytes())
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", k, design, err)

@@ -1,6 +1,7 @@
 package cpuset
 
 import (
+	"math"
 	"slices"
 
 	"github.com/prometheus/procfs"
@@ -67,4 +68,14 @@ func Lerp(a, b Usage, f float64) Usage {
 		*fo[i] = *fa[i] + f*(*fb[i]-*fa[i])
 	}
 	return out
+}
+
+// Round rounds every time to a multiple of unit seconds: the kernel counts
+// in 10 ms ticks, and a difference of two readings carries float noise
+// below that.
+func (u Usage) Round(unit float64) Usage {
+	for _, f := range u.fields() {
+		*f = math.Round(*f/unit) * unit
+	}
+	return u
 }

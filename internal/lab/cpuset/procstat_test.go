@@ -42,4 +42,5 @@ func TestSetArithmetic(t *testing.T) {
 	assert.Equal(t, Usage{CPUs: []int{0}, User: 2, Nice: 2, System: 2, Idle: 2, Iowait: 2, IRQ: 2, SoftIRQ: 2, Steal: 2}, d)
 	mid := Lerp(a, b, 0.5)
 	assert.Equal(t, Usage{CPUs: []int{0}, User: 2, Nice: 3, System: 4, Idle: 5, Iowait: 6, IRQ: 7, SoftIRQ: 8, Steal: 9}, mid)
+	assert.Equal(t, Usage{CPUs: []int{0}, User: 1.6, Idle: 0.01}.Round(0.001), Usage{CPUs: []int{0}, User: 1.5999999999985448, Idle: 0.009999999999990905}.Round(0.001))
 }
