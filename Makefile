@@ -152,11 +152,11 @@ why: build h2load ## where each design's server CPU goes, per category, h2load c
 # that their runs fit the time make help states.
 comma := ,
 RUNTIMES_OUT     ?= docs/results/runtimes
-RUNTIMES_DEFAULT := -runtime go1.26.8,go1.27.3
-RUNTIMES_CORES   := -aa=false -server-cpus 2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining,noop -runtime go1.26.8,go1.27.3
+RUNTIMES_DEFAULT := -modes mutex,inputQ,inputQ-spin,noop -runtime go1.26.8,go1.27.3
+RUNTIMES_CORES   := -aa=false -server-cpus 2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,inputQ-batch,combining,noop -runtime go1.26.8,go1.27.3
 
 .PHONY: runtimes
-runtimes: build h2load ## the designs on go1.26.8 and go1.27.3 in the same blocks: the default groups and the 2-CPU 20 µs case → docs/results/runtimes/ (~17 min)
+runtimes: build h2load ## the designs (the awake owner among them) on go1.26.8 and go1.27.3 in the same blocks: the default groups and the 2-CPU 20 µs case → docs/results/runtimes/ (~21 min)
 	@for tc in $(subst $(comma), ,$(lastword $(RUNTIMES_DEFAULT))); do GOTOOLCHAIN=$${tc%%+*} $(GO) version; done
 	rm -rf $(RUNTIMES_OUT)/default $(RUNTIMES_OUT)/cores-2cpu-20us
 	LOCKLAB_COMMAND="make runtimes: compare $(RUNTIMES_DEFAULT)" $(RUNNER) $(RUNTIMES_DEFAULT) -out $(RUNTIMES_OUT)/default $(ARGS)

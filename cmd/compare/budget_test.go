@@ -37,7 +37,7 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 	}{
 		{"cores", []string{"CORES_CHECK", "CORES_DEMANDS"}, 6 * time.Minute, false, false},
 		{"why", []string{"WHY_H2LOAD", "WHY_CORES"}, 5 * time.Minute, true, true},
-		{"runtimes", []string{"RUNTIMES_DEFAULT", "RUNTIMES_CORES"}, 20 * time.Minute, false, true},
+		{"runtimes", []string{"RUNTIMES_DEFAULT", "RUNTIMES_CORES"}, 25 * time.Minute, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
