@@ -377,6 +377,33 @@ BENCH_STORE_CPUS   ?= $(shell $(GO) run ./cmd/benchreport -cpu-list $$(nproc))
 BENCH_STORE_RUN    ?= Store
 BENCH_STORE_OUT    := docs/results/store
 
+# The store's designs across Go releases: the same benchmarks as bench-store,
+# the hot counter and transfers without work, built by each toolchain of
+# BENCH_RUNTIMES in turn inside every round (so the machine's drift falls on
+# both alike), then benchstat's comparison of the two (Mann–Whitney U, 95%
+# intervals). On 2 CPUs: 9 designs × 2 ops × 3 parallelisms × 2 CPU counts ×
+# 2 toolchains × 10 rounds at ~83 ms a run, about 6 min. The go command
+# fetches go1.27.3 through the module proxy the first time.
+BENCH_RUNTIMES     ?= go1.26.8 go1.27.3
+BENCH_RUNTIMES_RUN ?= Store/op=(Increment|TransferMoney)$$/work=0s/
+BENCH_RUNTIMES_OUT := docs/results/runtimes/store
+
+.PHONY: bench-store-runtimes
+bench-store-runtimes: $(BIN)/benchstat ## the store's designs built by each Go release (BENCH_RUNTIMES), rounds interleaved, and benchstat's comparison → docs/results/runtimes/store/
+	@mkdir -p $(BENCH_RUNTIMES_OUT)
+	@for tc in $(BENCH_RUNTIMES); do rm -f $(BIN)/bench-store-$$tc.txt; GOTOOLCHAIN=$$tc $(GO) version || exit 2; done
+	@cpus='$(BENCH_STORE_CPUS)'; for round in $$(seq 1 $(BENCH_STORE_ROUNDS)); do \
+		for tc in $(BENCH_RUNTIMES); do \
+			echo "bench-store-runtimes: round $$round of $(BENCH_STORE_ROUNDS), $$tc, -cpu $$cpus" >&2; \
+			GOTOOLCHAIN=$$tc $(GO) test -run '^$$' -bench '$(BENCH_RUNTIMES_RUN)' -benchmem -benchtime $(BENCH_STORE_TIME) -cpu "$$cpus" -count 1 -timeout 30m ./store \
+				>> $(BIN)/bench-store-$$tc.txt || exit 1; \
+		done; \
+	done
+	@for tc in $(BENCH_RUNTIMES); do gzip -9n < $(BIN)/bench-store-$$tc.txt > $(BENCH_RUNTIMES_OUT)/$$tc.txt.gz; done
+	{ echo '# make bench-store-runtimes: BenchmarkStore -bench '"'"'$(BENCH_RUNTIMES_RUN)'"'"' -cpu $(BENCH_STORE_CPUS), $(BENCH_STORE_ROUNDS) rounds, each built by $(BENCH_RUNTIMES); raw output in <toolchain>.txt.gz'; \
+	  $(BIN)/benchstat $(foreach tc,$(BENCH_RUNTIMES),$(tc)=$(BIN)/bench-store-$(tc).txt); } > $(BENCH_RUNTIMES_OUT)/benchstat.txt
+	@echo "bench-store-runtimes: $(BENCH_RUNTIMES_OUT)/benchstat.txt"
+
 # What the server's measuring costs per command, for every design: the same
 # increments through a bare store, with its serial demand measured, with its
 # store time measured (every command or 1 in 16), and with both as the server
