@@ -63,6 +63,21 @@ var Exceptions = []Exception{
 		Why:     "a study's raw runs — every run's record, logs and profiles, hundreds of files — packed into one archive (make pack-results), which -rerender reads as it is",
 	},
 	{
+		Pattern: "docs/results/runtimes/**/runs.tar.gz",
+		Max:     6 << 20,
+		Why:     "the runtimes study runs every plan once per Go release, in the same blocks: twice the runs of a study, each record with the server's histograms (about 14 KB), packed",
+	},
+	{
+		Pattern: "docs/results/runtimes/**/report.md",
+		Max:     512 << 10,
+		Why:     "the runtimes study's report lists every run of both releases, and compares each design across them, so it is about twice a study's",
+	},
+	{
+		Pattern: "docs/results/runtimes/**/report.html",
+		Max:     2 << 20,
+		Why:     "the runtimes study's self-contained report: twice a study's charts and data, one page that opens offline",
+	},
+	{
 		Pattern: "docs/results/store/store-cpus.png",
 		Max:     512 << 10,
 		Why:     "benchreport's chart of ns/op against CPUs for every design, one panel per row of the store benchmark (docs/results/store/store.md)",
