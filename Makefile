@@ -103,8 +103,9 @@ compare-busy: build h2load ## make compare beside a bursty background load (busy
 
 # The cores study (docs/cores.md), two plans. CORES_CHECK: the server on 1
 # and 2 CPUs (on a 2-CPU machine h2load shares the 2-CPU server's CPUs,
-# -share-cpus) with 20 µs of work in every increment, so that the serial
-# term binds between 1 and 2 CPUs: the 1-CPU demands predict 2 CPUs.
+# -share-cpus) with no work, 20 µs and 40 µs in every increment: the report's
+# model is fitted on the 1-CPU runs at no work and 40 µs and predicts the
+# four points it did not see (1 CPU at 20 µs, 2 CPUs at all three).
 # CORES_DEMANDS: every design's D_serial and N* without work, on the counter
 # and the bank's transfers, at 1 server CPU with the driver on its own.
 # cmd/compare's tests read these two lines and check that their runs fit the
@@ -112,14 +113,28 @@ compare-busy: build h2load ## make compare beside a bursty background load (busy
 # time goes to the comparisons they exist for, and the default comparison
 # states the machine's noise floor.
 CORES_OUT     ?= docs/results/cores
-CORES_CHECK   := -aa=false -server-cpus 1,2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining,noop
+CORES_CHECK   := -aa=false -server-cpus 1,2 -share-cpus -reps 5 -work 0,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining
 CORES_DEMANDS := -aa=false -server-cpus 1 -workloads counter,bank-A -driver go -vus 100 -modes all -reps 3
 
 .PHONY: cores
-cores: build h2load ## the cores study: bound and prediction check at 1 and 2 server CPUs, every design's D_serial and N* → docs/results/cores/ (~5.5 min)
-	rm -rf $(CORES_OUT)/work-20us $(CORES_OUT)/no-work
-	LOCKLAB_COMMAND="make cores: compare $(CORES_CHECK)" $(RUNNER) $(CORES_CHECK) -out $(CORES_OUT)/work-20us $(ARGS)
+cores: build h2load ## the cores study: a queueing model fitted on some runs predicts those it held out, at 1 and 2 server CPUs; every design's D_serial and N* → docs/results/cores/ (~5.9 min)
+	rm -rf $(CORES_OUT)/model $(CORES_OUT)/no-work
+	LOCKLAB_COMMAND="make cores: compare $(CORES_CHECK)" $(RUNNER) $(CORES_CHECK) -out $(CORES_OUT)/model $(ARGS)
 	LOCKLAB_COMMAND="make cores: compare $(CORES_DEMANDS)" $(RUNNER) $(CORES_DEMANDS) -out $(CORES_OUT)/no-work $(ARGS)
+
+# The crossover study (docs/cores.md, "The crossover"): at 2 server CPUs,
+# the work per command at which each owner design overtakes mutex. The
+# ladder of work levels runs at 1 CPU too: the model is fitted on the 1-CPU
+# runs at no work and 40 µs, predicts the crossover at 2 CPUs, and the
+# 2-CPU ladder measures it (the paired ratio's change of sign). cmd/compare's
+# tests check its time against make help's.
+CROSSOVER_OUT ?= docs/results/crossover
+CROSSOVER     := -aa=false -server-cpus 1,2 -share-cpus -reps 6 -work 0,5us,10us,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,inputQ-spin
+
+.PHONY: crossover
+crossover: build h2load ## the work per command at which each owner design overtakes mutex at 2 server CPUs: predicted by the model from runs at the other count, measured on a ladder of work levels → docs/results/crossover/ (~8.0 min)
+	rm -rf $(CROSSOVER_OUT)
+	LOCKLAB_COMMAND="make crossover: compare $(CROSSOVER)" $(RUNNER) $(CROSSOVER) -out $(CROSSOVER_OUT) $(ARGS)
 
 # The why study (docs/operations.md, "Where the CPU went"): the server's CPU
 # profile folded into categories in every run, two plans. WHY_H2LOAD: the

@@ -36,6 +36,7 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 		powered   bool // every plan has the blocks its tests need
 	}{
 		{"cores", []string{"CORES_CHECK", "CORES_DEMANDS"}, 6 * time.Minute, false, false},
+		{"crossover", []string{"CROSSOVER"}, 10 * time.Minute, false, false},
 		{"why", []string{"WHY_H2LOAD", "WHY_CORES"}, 5 * time.Minute, true, true},
 		{"runtimes", []string{"RUNTIMES_DEFAULT", "RUNTIMES_CORES"}, 25 * time.Minute, false, true},
 	}

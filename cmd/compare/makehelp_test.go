@@ -34,7 +34,8 @@ func TestMakeHelpFigures(t *testing.T) {
 	assert.Empty(t, helpFigureProblems(t, string(mk), string(e2e)))
 
 	controls := []struct{ name, from, to string }{
-		{"a study's time", "(~5.5 min)", "(~9 min)"},
+		{"a study's time", "(~5.9 min)", "(~9 min)"},
+		{"the crossover's CPUs", "overtakes mutex at 2 server CPUs", "overtakes mutex at 4 server CPUs"},
 		{"the capacity study's time", "(~9.6 min)", "(~5 min)"},
 		{"a Makefile default", "1.5 s of every 6 s", "1.5 s of every 8 s"},
 		{"the runner's ladder", "10…1000 VUs", "10…500 VUs"},
@@ -95,6 +96,13 @@ func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 			f := figure(target, help, `at ([0-9]+) and ([0-9]+) server CPUs`)
 			if got := m.factorValues(t, target, plan.ServerCPUs); f != nil && !slices.Equal(f, got) {
 				problem(target, "states server CPUs %v; its plans run %v", f, got)
+			}
+			return append(f, m.studyTime(t, target, help, problem)...)
+		},
+		"crossover": func(target, help string) []string {
+			f := figure(target, help, `overtakes mutex at ([0-9]+) server CPUs`)
+			if got := m.factorValues(t, target, plan.ServerCPUs); f != nil && (len(got) < 2 || !slices.Contains(got[1:], f[0])) {
+				problem(target, "states the crossover at %s server CPUs; its plan runs %v, the first of which the model is fitted at", f[0], got)
 			}
 			return append(f, m.studyTime(t, target, help, problem)...)
 		},

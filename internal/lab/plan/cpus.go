@@ -136,12 +136,12 @@ func CPUSet(v string) (set []int, ok bool) {
 	return set, len(set) > 0
 }
 
-// StringWithout is String without the named factor: a series' heading over
-// the factor's values.
-func (p Point) StringWithout(name string) string {
+// StringWithout is String without the named factors: a series' heading
+// over the factors' values.
+func (p Point) StringWithout(names ...string) string {
 	var parts []string
 	p.shown(func(f *Factor, v string) {
-		if f.Name != name {
+		if !slices.Contains(names, f.Name) {
 			parts = append(parts, f.Label+" "+v)
 		}
 	})

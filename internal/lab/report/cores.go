@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/locklab/locklab/internal/lab/bottleneck"
 	"github.com/locklab/locklab/internal/lab/plan"
@@ -47,10 +46,6 @@ func serial(f func(*record.Serial) float64) func(*record.Run) (float64, error) {
 		return f(r.Derived.Serial), nil
 	}
 }
-
-// modelCPUs are the CPU counts the bound is carried to beyond the measured
-// ones: where users' machines are.
-var modelCPUs = []int{4, 8, 16, 32, 64}
 
 // sharedNote flags a section whose runs had the driver on the server's CPUs.
 const sharedNote = "shared CPUs: throughput is shared-CPU throughput; the server's CPU per call and serial demand are still the server's own"
@@ -182,7 +177,7 @@ func (rep *Report) coresBlocks(withCharts bool) []block {
 	if !swept && !measured {
 		return nil
 	}
-	out := []block{heading{2, "Where each design stops scaling: the bottleneck bound"}, para(coresHowToRead)}
+	out := []block{heading{2, coresHeading}, para(coresHowToRead)}
 	for _, s := range rep.coreSeries() {
 		title := fmt.Sprintf("Bound · %s · %s · %s · %s", s.sec.Workload, s.sec.Driver, rep.levelName(s.level), s.sec.Factors.StringWithout(plan.ServerCPUs))
 		out = append(out, heading{3, title})
@@ -192,29 +187,38 @@ func (rep *Report) coresBlocks(withCharts bool) []block {
 			out = append(out, para("**"+sharedNote+"** (at the CPU counts marked *shared*)."))
 		}
 		out = append(out, rep.boundTable(s))
-		if len(s.ns) > 1 {
-			out = append(out, para(fmt.Sprintf("Prediction check: the demands measured at %s predict the larger counts; "+
-				"a measurement within the bound's interval is what the model allows, and the share of the bound it reached is "+
-				"what coordination left of it.", cpusName(s.ns[0]))), rep.predictionTable(s))
-		}
 		if withCharts {
 			out = append(out, rep.coresChart(s, title))
 		}
 	}
+	if m := rep.modelBlocks(); len(m) > 0 {
+		out = append(out, para(modelHowToRead))
+		out = append(out, m...)
+	}
 	return out
 }
+
+const coresHeading = "Cores: the demands, the bound where it was measured, and a model of the runs it did not see"
 
 const coresHowToRead = "How to read: every design has one serial resource — the lock, the owner goroutine, the combiner's role, " +
 	"a shard's lock or owner — and the server measures how long it was busy. Per call that is D_serial (the busiest " +
 	"resource's busy time over the calls); D_cpu is the server's CPU per call. By the operational laws (Denning & Buzen; " +
 	"Lazowska et al., Quantitative System Performance, ch. 5) no server with N CPUs serves more than " +
-	"X(N) ≤ min(N / D_cpu, 1 / D_serial) calls a second, and N* = D_cpu / D_serial is the CPU count where the serial term " +
-	"takes over (\"binds\"). Each row's demands come from the runs at the CPU count it names (the median over them, " +
-	"`figures.json` lists the runs); at that count the bound holds by definition (marked *own runs*), so only a bound " +
-	"carried to another count tests the model; beyond the measured counts it is the model alone. The gap between bound " +
-	"and measurement is the design's coordination cost: handing off, waking up, cache lines moving, waiting for the " +
-	"serial resource beyond its busy time. Intervals are the 95% intervals of the medians (or the runs' range with " +
-	"fewer than 6 runs), carried through the formulas at their extremes."
+	"X(N) ≤ min(N / D_cpu, 1 / D_serial) calls a second, and N* = D_cpu / D_serial is where the two terms meet. Each row's " +
+	"demands come from the runs at the CPU count it names (the median over them, `figures.json` lists the runs); at that " +
+	"count the bound holds by definition (marked *own runs*) and tests nothing, and carried to another count it is only " +
+	"as good as the assumption that the demands stay put. The bound is drawn at the measured counts only. The gap between " +
+	"bound and measurement is what the design left of its ceiling: handing off, waking up, cache lines moving, waiting " +
+	"for the serial resource beyond its busy time. Intervals are the 95% intervals of the medians (or the runs' range " +
+	"with fewer than 6 runs), carried through the formulas at their extremes."
+
+const modelHowToRead = "The model: exact mean-value analysis of a closed network (Reiser & Lavenberg, 1980; Lazowska et al., " +
+	"ch. 6) — the driver's callers circulate through a delay centre (time outside the server: the driver, the network), " +
+	"one queueing centre per server CPU (D_cpu / N each) and one single-server centre for the serial resource (D_serial), " +
+	"where calls queue for the lock or the owner. It is fitted on some of the plan's runs and predicts the others, so " +
+	"unlike the bound it can be wrong, and the tables say where it was. It assumes the demands depend on the work per " +
+	"command alone — not on the CPU count, nor on the load — and that the time outside the server is the same per call " +
+	"everywhere; a driver sharing the server's CPUs breaks the second."
 
 // cpusName is "1 CPU", "2 CPUs".
 func cpusName(n int) string {
@@ -241,26 +245,11 @@ func fmtKnee(x float64) string {
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
-// modelCounts are the counts a table carries the bound to beyond the
-// measured ones.
-func (s *coreSeries) modelCounts() []int {
-	var out []int
-	for _, n := range modelCPUs {
-		if n > s.ns[len(s.ns)-1] {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // boundTable: one row per design and CPU count its demands come from.
 func (rep *Report) boundTable(s *coreSeries) table {
 	header := []string{"design", "demands from", "D_cpu", "D_serial", "N*"}
 	for _, n := range s.ns {
 		header = append(header, "bound at "+cpusName(n), "calls/s at "+cpusName(n), "gap at "+cpusName(n))
-	}
-	for _, n := range s.modelCounts() {
-		header = append(header, "bound at "+cpusName(n)+" (model)")
 	}
 	us := func(x float64) string { return UnitUs.Format(x * 1e6) }
 	var rows [][]string
@@ -292,59 +281,23 @@ func (rep *Report) boundTable(s *coreSeries) table {
 				}
 				row = append(row, cell, x, gap)
 			}
-			for _, n := range s.modelCounts() {
-				b, term := m.bound(n)
-				row = append(row, fmtInterval(b, fmtNum)+" ("+term+")")
-			}
 			rows = append(rows, row)
 		}
 	}
 	return table{header: header, rows: rows}
 }
 
-// predictionTable: each design's bound from its demands at the smallest
-// count, against what it measured at every larger one.
-func (rep *Report) predictionTable(s *coreSeries) table {
-	header := []string{"design", "demands from", "at", "predicted bound (binds)", "measured calls/s", "within the bound", "share of the bound", "gap: coordination cost"}
-	var rows [][]string
-	for _, mode := range rep.Meta.Modes {
-		pts := s.points[mode]
-		if len(pts) < 2 || pts[0].n != s.ns[0] {
-			continue
-		}
-		m, ok := newCoreModel(pts[0])
-		if !ok {
-			continue
-		}
-		for _, p := range pts[1:] {
-			b, term := m.bound(p.n)
-			xs := p.g.fig(mCallsPerSec)
-			x := interval(xs, 1)
-			within := "yes"
-			if x.Est > b.Hi {
-				within = fmt.Sprintf("no: %s above its interval", pct(x.Est/b.Hi-1))
-			}
-			measured := fmtCI(xs, mCallsPerSec.Unit.Format)
-			if p.shared {
-				measured += ", shared"
-			}
-			rows = append(rows, []string{mode, cpusName(pts[0].n), cpusName(p.n), fmtInterval(b, fmtNum) + " (" + term + ")",
-				measured, within, pct(x.Est / b.Est), fmtInterval(m.gap(p.n, x), fmtShare)})
-		}
-	}
-	return table{header: header, rows: rows}
-}
-
 // coresChart draws measured calls/s against the server's CPUs, with each
-// design's bound from its smallest count's demands out to 64 CPUs: solid
-// where the counts were measured, dashed (the model) beyond.
+// design's bound from its smallest count's demands across the measured
+// counts, and no further: past the largest count measured nothing is a
+// result.
 func (rep *Report) coresChart(s *coreSeries, title string) block {
 	title += ": calls/s vs server CPUs"
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s · %s · %s: calls/s vs server CPUs", s.sec.Workload, s.sec.Driver, rep.levelName(s.level))
 	p.X.Label.Text = "server CPUs (log₂)"
 	p.Y.Label.Text = "calls/s"
-	top := max(64, s.ns[len(s.ns)-1])
+	top := max(2, s.ns[len(s.ns)-1])
 	p.X.Scale = plot.LogScale{}
 	var ticks levelTicks
 	for n := 1; n <= top; n *= 2 {
@@ -353,7 +306,6 @@ func (rep *Report) coresChart(s *coreSeries, title string) block {
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = 1, float64(top)
 	p.Add(plotter.NewGrid())
-	dashes := []vg.Length{vg.Points(4), vg.Points(3)}
 	for i, mode := range rep.Meta.Modes {
 		pts := s.points[mode]
 		if len(pts) == 0 {
@@ -383,26 +335,17 @@ func (rep *Report) coresChart(s *coreSeries, title string) block {
 		if !ok {
 			continue
 		}
-		last := float64(s.ns[len(s.ns)-1])
-		checked, model := boundLine(m, 1, last), boundLine(m, last, float64(top))
-		for j, xys := range []plotter.XYs{checked, model} {
-			if len(xys) < 2 {
-				continue
-			}
-			l, err := plotter.NewLine(xys)
-			if err != nil {
-				return para("chart " + title + " failed: " + err.Error())
-			}
-			l.Color = c
-			if j == 1 {
-				l.Dashes = dashes
-				p.Add(l)
-				p.Legend.Add(fmt.Sprintf("%s bound from %s, model", mode, cpusName(pts[0].n)), l)
-				continue
-			}
-			p.Add(l)
-			p.Legend.Add(fmt.Sprintf("%s bound from %s", mode, cpusName(pts[0].n)), l)
+		xys := boundLine(m, 1, float64(s.ns[len(s.ns)-1]))
+		if len(xys) < 2 {
+			continue
 		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return para("chart " + title + " failed: " + err.Error())
+		}
+		l.Color = c
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s bound from %s", mode, cpusName(pts[0].n)), l)
 	}
 	// Room above the highest bound, and the legend where the bounds are
 	// flat and the measurements are not: bottom right.
