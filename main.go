@@ -10,9 +10,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/server/serve"
+	"github.com/locklab/locklab/work"
 )
 
 func main() {
@@ -31,6 +33,7 @@ func main() {
 	fs.DurationVar(&o.SpinBudget, "spin-budget", o.SpinBudget, "inputQ-spin: how long the idle owner polls its queue, and a caller its answer, before it parks (0: the default)")
 	fs.BoolVar(&o.ListModes, "list-modes", o.ListModes, "print the modes that can run with the other flags given (-durability), one per line with the workloads each serves, and exit")
 	fs.DurationVar(&o.Work, "work", o.Work, "CPU work added inside every state-changing command's critical section (a calibrated spin, e.g. 10us)")
+	fs.StringVar(&o.WorkKind, "work-kind", o.WorkKind, "how -work is spent: "+strings.Join(work.Kinds(), " or ")+" (sleep: the same time off the CPU, a wait inside the critical section)")
 	fs.StringVar(&o.Durability, "durability", o.Durability, "none, or wal: log every state-changing command and make it durable before answering; recover from -data-dir on start")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory of the write-ahead logs (-durability wal); created if missing")
 	fs.IntVar(&o.SnapshotEvery, "snapshot-every", o.SnapshotEvery, "with -durability wal, snapshot each workload's state every N logged commands, bounding replay at start (0: 100000)")

@@ -62,7 +62,10 @@ func newMachines(cfg Config) (_ *machines, err error) {
 	}
 	var spin *work.Spinner
 	if cfg.Work > 0 {
-		s := work.NewSpinner(cfg.Work, work.Calibrate())
+		s, err := work.NewKind(cfg.WorkKind, cfg.Work)
+		if err != nil {
+			return nil, err
+		}
 		spin = &s
 	}
 	for _, w := range workloads {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/server/calltrace"
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
 )
@@ -58,6 +59,9 @@ type Config struct {
 	// Work is the CPU work added to every state-changing command, inside
 	// the design's critical section (work.Machine); 0 adds none.
 	Work time.Duration
+	// WorkKind is how Work is spent: one of work.Kinds ("" is work.KindSpin,
+	// CPU; work.KindSleep sleeps for it, off the CPU).
+	WorkKind string
 	// Durability is DurabilityNone ("" too) or DurabilityWAL; with a WAL
 	// the state lives in DataDir and is recovered from it on start (the
 	// Bank config then only seeds a new directory).
@@ -172,6 +176,9 @@ func (m Mode) New(cfg Config) (*Server, error) {
 		}
 		unary = append([]grpc.UnaryServerInterceptor{gm.UnaryServerInterceptor()}, unary...)
 	}
+	// Outermost: a call's region in an execution trace holds every
+	// interceptor's time.
+	unary = append([]grpc.UnaryServerInterceptor{calltrace.Unary}, unary...)
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.ChainUnaryInterceptor(unary...),

@@ -11,14 +11,32 @@
 package work
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/store"
 )
 
-// Spinner burns a fixed amount of CPU per Spin. The zero value does nothing.
+// Kinds are the ways a command's work can be spent (the server's
+// -work-kind): KindSpin burns CPU, as a real critical section computes;
+// KindSleep sleeps for the same time, off the CPU, as a critical section
+// that waits (for a disk, a network) would. The sleep is the control of
+// measurements that say where a call's time went: the same time, in
+// another state.
+const (
+	KindSpin  = "spin"
+	KindSleep = "sleep"
+)
+
+// Kinds lists the kinds, the default first.
+func Kinds() []string { return []string{KindSpin, KindSleep} }
+
+// Spinner spends a fixed amount of work per Spin: it burns CPU, or sleeps
+// if NewSleeper made it. The zero value does nothing.
 type Spinner struct {
 	iters uint64
+	sleep time.Duration
 }
 
 // Calibrate measures how many loop iterations the CPU runs per microsecond:
@@ -43,11 +61,32 @@ func NewSpinner(d time.Duration, perMicro float64) Spinner {
 	return Spinner{iters: uint64(float64(d.Nanoseconds()) / 1000 * perMicro)}
 }
 
-// Iterations is the number of loop iterations a Spin runs.
+// NewSleeper returns a Spinner whose Spin sleeps for d (KindSleep): the
+// time of the work, spent waiting rather than running.
+func NewSleeper(d time.Duration) Spinner { return Spinner{sleep: d} }
+
+// NewKind returns the Spinner of kind (one of Kinds; "" is KindSpin) for d of
+// work, calibrating the spin if it is one.
+func NewKind(kind string, d time.Duration) (Spinner, error) {
+	switch kind {
+	case KindSpin, "":
+		return NewSpinner(d, Calibrate()), nil
+	case KindSleep:
+		return NewSleeper(d), nil
+	}
+	return Spinner{}, fmt.Errorf("work kind %q: want one of %s", kind, strings.Join(Kinds(), ", "))
+}
+
+// Iterations is the number of loop iterations a Spin runs (0 for a
+// sleeper).
 func (s Spinner) Iterations() uint64 { return s.iters }
 
-// Spin burns the Spinner's CPU.
+// Spin spends the work: burns the Spinner's CPU, or sleeps.
 func (s Spinner) Spin() {
+	if s.sleep > 0 {
+		time.Sleep(s.sleep)
+		return
+	}
 	if s.iters > 0 && spin(s.iters) == 0 {
 		panic("work: xorshift reached 0")
 	}

@@ -106,3 +106,30 @@ func TestSpinTakesItsTime(t *testing.T) {
 	read := fastest(func() { _, _ = w.Apply(-1) })
 	assert.Less(t, read, d/10, "read-only commands do not spin")
 }
+
+// TestKinds: every kind makes a Spinner, "" the default spin; a sleeper
+// runs no loop and sleeps at least its time (time.Sleep's promise, so the
+// check needs no tolerance); an unknown kind is refused, naming the kinds.
+func TestKinds(t *testing.T) {
+	for _, k := range append(work.Kinds(), "") {
+		_, err := work.NewKind(k, time.Microsecond)
+		require.NoError(t, err, "kind %q", k)
+	}
+	s, err := work.NewKind(work.KindSpin, 10*time.Microsecond)
+	require.NoError(t, err)
+	assert.NotZero(t, s.Iterations(), "the default kind spins")
+
+	const d = 2 * time.Millisecond
+	sl, err := work.NewKind(work.KindSleep, d)
+	require.NoError(t, err)
+	assert.Zero(t, sl.Iterations(), "a sleeper runs no loop")
+	start := time.Now()
+	sl.Spin()
+	assert.GreaterOrEqual(t, time.Since(start), d)
+
+	_, err = work.NewKind("nap", d)
+	require.Error(t, err)
+	for _, k := range work.Kinds() {
+		assert.Contains(t, err.Error(), k)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/wal"
+	"github.com/locklab/locklab/work"
 )
 
 // The crash load: crashClients callers, each alternating Increment(1) and a
@@ -506,6 +507,7 @@ func TestDurabilityUsage(t *testing.T) {
 		{"no data dir", func(o *Options) { o.Durability = server.DurabilityWAL }, "-durability wal needs -data-dir"},
 		{"data dir alone", func(o *Options) { o.DataDir = "x" }, "-data-dir is only used with -durability wal"},
 		{"negative work", func(o *Options) { o.Work = -time.Microsecond }, "-work -1µs: want >= 0"},
+		{"unknown work kind", func(o *Options) { o.WorkKind = "nap" }, `-work-kind "nap": want one of ` + strings.Join(work.Kinds(), ", ")},
 		{"negative snapshot", func(o *Options) {
 			o.Durability, o.DataDir, o.SnapshotEvery = server.DurabilityWAL, "x", -1
 		}, "-snapshot-every -1: want >= 0"},

@@ -26,6 +26,7 @@ import (
 
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/store"
+	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -49,6 +50,7 @@ type Options struct {
 	SpinBudget    time.Duration // -spin-budget
 	ListModes     bool          // -list-modes
 	Work          time.Duration // -work
+	WorkKind      string        // -work-kind: one of work.Kinds
 	Durability    string        // -durability
 	DataDir       string        // -data-dir
 	SnapshotEvery int           // -snapshot-every
@@ -72,6 +74,7 @@ func Defaults() Options {
 		Shards:      store.DefaultShards,
 		SpinBudget:  store.DefaultSpinBudget,
 		Durability:  server.DurabilityNone,
+		WorkKind:    work.KindSpin,
 	}
 }
 
@@ -238,6 +241,9 @@ func (o Options) config() (server.Config, error) {
 	if o.Work < 0 {
 		return server.Config{}, fmt.Errorf("-work %v: want >= 0", o.Work)
 	}
+	if !slices.Contains(work.Kinds(), o.WorkKind) {
+		return server.Config{}, fmt.Errorf("-work-kind %q: want one of %s", o.WorkKind, strings.Join(work.Kinds(), ", "))
+	}
 	if o.SpinBudget < 0 {
 		return server.Config{}, fmt.Errorf("-spin-budget %v: want >= 0", o.SpinBudget)
 	}
@@ -260,6 +266,7 @@ func (o Options) config() (server.Config, error) {
 		Store:         store.Config{QueueSize: o.QueueSize, BatchLimit: o.BatchLimit, Shards: o.Shards, RejectWhenFull: o.RejectFull, SpinBudget: o.SpinBudget},
 		MaxInflight:   o.MaxInflight,
 		Work:          o.Work,
+		WorkKind:      o.WorkKind,
 		Durability:    o.Durability,
 		DataDir:       o.DataDir,
 		SnapshotEvery: o.SnapshotEvery,
