@@ -155,6 +155,24 @@ why: build h2load ## where each design's server CPU goes, per category, h2load c
 	LOCKLAB_COMMAND="make why: compare $(WHY_H2LOAD)" $(RUNNER) $(WHY_H2LOAD) -out $(WHY_OUT)/h2load $(ARGS)
 	LOCKLAB_COMMAND="make why: compare $(WHY_CORES)" $(RUNNER) $(WHY_CORES) -out $(WHY_OUT)/cores-2cpu-20us $(ARGS)
 
+# The ledger study (docs/operations.md, "Where each call's time went"): every
+# call's server-side time by state (running, runnable, blocked on a channel
+# or a lock, ...) from the server's execution trace, two plans.
+# LEDGER_DEFAULT: the default groups (the counter and the bank at 10 and 100
+# callers, the server on 1 CPU) with every run traced. LEDGER_CORES: the
+# cores study's 2-CPU case with 20 µs of work, every run twice in every
+# block, traced and not, so that the report says what tracing costs.
+# cmd/compare's tests check that their runs fit the time make help states.
+LEDGER_OUT     ?= docs/results/ledger
+LEDGER_DEFAULT := -aa=false -driver go -modes mutex,inputQ,inputQ-spin,noop -ledger on -reps 6
+LEDGER_CORES   := -aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,noop -ledger off,on -reps 6
+
+.PHONY: ledger
+ledger: build h2load ## where each call's time went, by state, from execution traces: the default groups and the 2-CPU 20 µs case → docs/results/ledger/ (~8.8 min)
+	rm -rf $(LEDGER_OUT)/default $(LEDGER_OUT)/cores-2cpu-20us
+	LOCKLAB_COMMAND="make ledger: compare $(LEDGER_DEFAULT)" $(RUNNER) $(LEDGER_DEFAULT) -out $(LEDGER_OUT)/default $(ARGS)
+	LOCKLAB_COMMAND="make ledger: compare $(LEDGER_CORES)" $(RUNNER) $(LEDGER_CORES) -out $(LEDGER_OUT)/cores-2cpu-20us $(ARGS)
+
 # The runtimes study (docs/runner.md, "The Go runtime as a factor"): the
 # server built by two Go releases, every design on both in every block,
 # two plans. RUNTIMES_DEFAULT: the default groups (make compare's plan, its

@@ -39,6 +39,7 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 		{"crossover", []string{"CROSSOVER"}, 10 * time.Minute, false, false},
 		{"why", []string{"WHY_H2LOAD", "WHY_CORES"}, 5 * time.Minute, true, true},
 		{"runtimes", []string{"RUNTIMES_DEFAULT", "RUNTIMES_CORES"}, 25 * time.Minute, false, true},
+		{"ledger", []string{"LEDGER_DEFAULT", "LEDGER_CORES"}, 12 * time.Minute, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {

@@ -77,8 +77,9 @@ type Placement struct {
 
 // Factors is the table of factors, in the order of group keys, headings and
 // run ids: work outermost in the cross product, then the server's CPUs
-// (cpus.go), and attribution innermost (attribute.go); the Go runtime
-// (runtime.go) is an arm, laid out beside the modes.
+// (cpus.go), then the latency ledger (ledger.go), and attribution innermost
+// (attribute.go); the Go runtime (runtime.go) is an arm, laid out beside
+// the modes.
 var Factors = []*Factor{
 	{
 		Name: "work", JSON: "work", Label: "work", Default: "0",
@@ -164,6 +165,7 @@ var Factors = []*Factor{
 		K6: func(v string) []string { return []string{"READ_RATIO=" + v} },
 	},
 	serverCPUsFactor,
+	ledgerFactor,
 	attributeFactor,
 	runtimeFactor,
 }

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/internal/lab/ledger"
 	"github.com/locklab/locklab/internal/lab/plan"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
@@ -53,6 +54,10 @@ type Run struct {
 	// Attribution is where the server's CPU went (-attribute); nil for a
 	// run not profiled.
 	Attribution *Attribution `json:"attribution,omitempty"`
+	// Ledger is where each call's server-side time went, by state, from the
+	// server's execution trace over the measured window (-ledger on); nil
+	// for a run not traced.
+	Ledger *ledger.Summary `json:"ledger,omitempty"`
 }
 
 // Failed reports whether the run broke an invariant or failed outright.

@@ -262,6 +262,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 	}
 	out = append(out, rep.coresBlocks(withCharts)...)
 	out = append(out, rep.whyBlocks(withCharts)...)
+	out = append(out, rep.ledgerBlocks(withCharts)...)
 	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
 		rep.runsTable())
 	return out

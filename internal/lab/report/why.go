@@ -96,14 +96,18 @@ type whyCell struct {
 	pairs []Pair
 }
 
-func (rep *Report) whyCells() []whyCell {
+func (rep *Report) whyCells() []whyCell { return rep.cellsWith(whyRuns) }
+
+// cellsWith is every cell where runsOf finds runs of some mode: the cells
+// of a section that speaks for only some runs (attributed, traced).
+func (rep *Report) cellsWith(runsOf func(*Group) []*record.Run) []whyCell {
 	var out []whyCell
 	for _, c := range rep.cells() {
 		wc := whyCell{Cell: c, runs: map[string][]*record.Run{}}
 		backed := map[string]bool{}
 		for _, mode := range rep.Meta.Modes {
 			g := rep.group(c.Section, c.Level, mode)
-			if rs := whyRuns(g); len(rs) > 0 {
+			if rs := runsOf(g); len(rs) > 0 {
 				wc.modes = append(wc.modes, mode)
 				wc.runs[mode] = rs
 				backed[mode] = g.StoreBacked
@@ -467,11 +471,21 @@ var categoryColors = []color.Color{
 }
 
 // attributionCost is what attribution cost, where the plan measured it:
-// with -attribute off,on every combination ran both ways in every block,
-// and each design's runs with attribution are compared with its runs
-// without in the same block, on the metrics every pair is compared on.
+// with -attribute off,on every combination ran both ways in every block.
 func (rep *Report) attributionCost() ([]block, error) {
-	vals := rep.Meta.Factors.Values(plan.Attribute)
+	return rep.onOffCost(plan.Attribute, "What attribution costs",
+		"Every combination ran twice in every block, without attribution and then with it: each cell is "+
+			"the design's effect with attribution against itself without it, the geometric mean of the per-block ratios with "+
+			"its 95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-attribute` "+
+			"turns on: the profiler's signals and the server's Prometheus metrics, which its `/debug/pprof` endpoint brings.")
+}
+
+// onOffCost is what a factor of values off and on cost where the plan ran
+// both: each design's runs with it on against its runs with it off in the
+// same block, on the metrics every pair is compared on, under title with
+// the paragraph text.
+func (rep *Report) onOffCost(factor, title, text string) ([]block, error) {
+	vals := rep.Meta.Factors.Values(factor)
 	if !slices.Contains(vals, "off") || !slices.Contains(vals, "on") {
 		return nil, nil
 	}
@@ -482,17 +496,17 @@ func (rep *Report) attributionCost() ([]block, error) {
 	}
 	t := table{header: header}
 	for _, c := range rep.cells() {
-		if c.Factors.Get(plan.Attribute) != "on" {
+		if c.Factors.Get(factor) != "on" {
 			continue
 		}
 		off := Cell{Section: c.Section, Level: c.Level}
-		off.Factors = c.Factors.With(plan.Attribute, "off")
+		off.Factors = c.Factors.With(factor, "off")
 		for _, mode := range rep.Meta.Modes {
 			on, plain := rep.group(c.Section, c.Level, mode), rep.group(off.Section, off.Level, mode)
 			if on == nil || plain == nil {
 				continue
 			}
-			row := []string{rep.cellNameWithout(off, plan.Attribute), mode}
+			row := []string{rep.cellNameWithout(off, factor), mode}
 			for _, m := range metrics {
 				dv, av, err := blockValues(on, plain, m)
 				if err != nil {
@@ -506,12 +520,7 @@ func (rep *Report) attributionCost() ([]block, error) {
 	if len(t.rows) == 0 {
 		return nil, nil
 	}
-	return []block{heading{3, "What attribution costs"},
-		para("Every combination ran twice in every block, without attribution and then with it: each cell is " +
-			"the design's effect with attribution against itself without it, the geometric mean of the per-block ratios with " +
-			"its 95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-attribute` " +
-			"turns on: the profiler's signals and the server's Prometheus metrics, which its `/debug/pprof` endpoint brings."),
-		t}, nil
+	return []block{heading{3, title}, para(text), t}, nil
 }
 
 // fmtRatioEffect is the geometric mean ratio of paired values with its

@@ -160,7 +160,7 @@ func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 		case cfg.Conns > 0:
 			conns = min(conns, cfg.Conns)
 		}
-		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond + attributionWait(cfg, s)
+		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond + attributionWait(cfg, s) + ledgerWait(s)
 	}
 	return total
 }
@@ -330,7 +330,7 @@ func preflight(cfg Config, cat plan.Catalog) error {
 	for _, pt := range cfg.Factors.Points() {
 		need = append(need, pt.ServerArgs(plan.RunDirs{Data: os.TempDir()})...)
 	}
-	if cfg.Profile != "" || cfg.Factors.Attributes() {
+	if cfg.Profile != "" || cfg.Factors.Attributes() || cfg.Factors.Ledgers() {
 		need = append(need, "-metrics-addr")
 	}
 	for _, a := range need {

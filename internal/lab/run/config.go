@@ -213,6 +213,9 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	if err := checkAttribute(cfg); err != nil {
 		return Config{}, err
 	}
+	if err := checkLedger(cfg); err != nil {
+		return Config{}, err
+	}
 	for _, v := range cfg.Factors.Values(plan.ServerCPUs) {
 		if _, set := plan.CPUSet(v); set && !o.Pin {
 			return Config{}, errors.New("-server-cpus goes with -pin")

@@ -77,9 +77,9 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	if err := os.Mkdir(dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	profiling, attributing := isProfileRun(cfg.Profile, spec), attributes(cfg, spec)
+	profiling, attributing, traced := isProfileRun(cfg.Profile, spec), attributes(cfg, spec), ledgers(spec)
 	var metricsAddr string
-	if profiling || attributing {
+	if profiling || attributing || traced {
 		if metricsAddr, err = freeLoopbackAddr(); err != nil {
 			return nil, err
 		}
@@ -139,6 +139,11 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 		att = startAttribution(ctx, metricsAddr, srv.pid(), cfg.Duration, filepath.Join(runsDir, spec.ID))
 		defer att.wait() // on an early return; a second wait returns at once
 	}
+	var trc *tracing
+	if traced {
+		trc = startLedger(ctx, metricsAddr, cfg.Duration, scratch)
+		defer trc.wait() // on an early return; a second wait returns at once
+	}
 	job.Duration = cfg.Duration
 	job.Summary = filepath.Join(runsDir, spec.ID+record.SummarySuffix)
 	job.Log = filepath.Join(runsDir, spec.ID+"."+d.Name()+".log")
@@ -159,6 +164,11 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	after, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("stats after: %w", err)
+	}
+	if trc != nil {
+		if rec.Ledger, err = trc.finish(); err != nil {
+			rec.Problems = append(rec.Problems, "ledger: "+err.Error())
+		}
 	}
 	if att != nil {
 		rec.Attribution, err = att.finish(after.GetRequests() - before.GetRequests())

@@ -1,0 +1,298 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/locklab/locklab/internal/lab/ledger"
+	"github.com/locklab/locklab/internal/lab/paired"
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+// ledgerRuns are a group's runs whose server was traced (-ledger on) and
+// that did not fail.
+func ledgerRuns(g *Group) []*record.Run {
+	if g == nil {
+		return nil
+	}
+	var out []*record.Run
+	for _, r := range g.records {
+		if r.Ledger != nil && !r.Failed() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// A ledgerBand is one kind of call the section breaks down: its name, and
+// its mean breakdown in a run's ledger.
+type ledgerBand struct {
+	name  string
+	short string // in the chart's labels
+	of    func(s *ledger.Summary) map[string]float64
+}
+
+var (
+	bandMedian = ledgerBand{"a median call (ranked 45th to 55th percentile)", "p50", func(s *ledger.Summary) map[string]float64 { return s.AtP50Us }}
+	bandP99    = ledgerBand{"a p99 call (ranked 98.5th to 99.5th percentile)", "p99", func(s *ledger.Summary) map[string]float64 { return s.AtP99Us }}
+	bandTail   = ledgerBand{"the tail (every call slower than the p99)", "tail", func(s *ledger.Summary) map[string]float64 { return s.TailUs }}
+)
+
+// stateOf reads one state's time of a band from a run.
+func stateOf(b ledgerBand, state string) func(r *record.Run) (float64, error) {
+	return func(r *record.Run) (float64, error) {
+		v, ok := b.of(r.Ledger)[state]
+		if !ok {
+			return 0, fmt.Errorf("run %s: ledger has no state %q (read with another table of states)", r.ID, state)
+		}
+		return v, nil
+	}
+}
+
+// totalOf is a band's whole time: its states summed in the table's order.
+func totalOf(b ledgerBand) func(r *record.Run) (float64, error) {
+	return func(r *record.Run) (float64, error) {
+		var t float64
+		for _, c := range ledger.Names() {
+			t += b.of(r.Ledger)[c]
+		}
+		return t, nil
+	}
+}
+
+const ledgerHowToRead = "How to read: in every run marked for the ledger (`-ledger on`), the runner took the server's " +
+	"execution trace over the measured window (`/debug/pprof/trace`), and every call — from the handler's first " +
+	"interceptor to its return, marked by the server while a trace is taken — had its time put in the state its " +
+	"goroutine was in: running, runnable (waiting for a CPU), blocked on a channel, blocked on a lock, in a system call " +
+	"or the network poller, the garbage collector's, another wait, and what the trace could not place (unattributed). " +
+	"A call's states add up to its time. The median call is the mean breakdown of the calls ranked 45th to 55th " +
+	"percentile by their time, the p99 call of those ranked 98.5th to 99.5th, the tail of every call slower than the " +
+	"p99. Each design's column is the median over its traced runs; a difference is the mean of the per-block " +
+	"differences between two designs' runs of the same block, with its 95% t interval. The ledger is the handler's " +
+	"view: an owner design's command runs on the owner, which the caller sees as time blocked on a channel."
+
+// ledgerBlocks is the ledger's section: one group per cell where the
+// ledger ran, then what tracing cost where it was measured.
+func (rep *Report) ledgerBlocks(withCharts bool) []block {
+	out, err := rep.ledgerSection(withCharts)
+	if err != nil {
+		return []block{para("The ledger's section failed: " + err.Error())}
+	}
+	return out
+}
+
+func (rep *Report) ledgerSection(withCharts bool) ([]block, error) {
+	cells := rep.cellsWith(ledgerRuns)
+	if len(cells) == 0 {
+		return nil, nil
+	}
+	out := []block{heading{2, "Where the time went: each call's server-side time by state"}, para(ledgerHowToRead), statesTable()}
+	for _, wc := range cells {
+		name := rep.cellName(wc.Cell)
+		out = append(out, heading{3, "Where the time went · " + name})
+		for _, b := range []ledgerBand{bandMedian, bandTail} {
+			s, err := ledgerSentences(wc, rep.baseline(), b)
+			if err != nil {
+				return nil, err
+			}
+			for _, line := range s {
+				out = append(out, para(line))
+			}
+		}
+		for _, b := range []ledgerBand{bandMedian, bandTail} {
+			t, err := ledgerTable(wc, b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, para("Per call, "+b.name+":"), t)
+		}
+		if withCharts {
+			out = append(out, ledgerChart(wc, name))
+		}
+	}
+	cost, err := rep.onOffCost(plan.Ledger, "What tracing costs",
+		"Every combination ran twice in every block, without the ledger's trace and then with it: each cell is the "+
+			"design's effect with tracing against itself without it, the geometric mean of the per-block ratios with its "+
+			"95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-ledger on` "+
+			"turns on: the runtime's tracer, the server's marks of its calls, and the Prometheus metrics its "+
+			"`/debug/pprof` endpoint brings.")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, cost...), nil
+}
+
+// statesTable says what each state holds, from the ledger's table.
+func statesTable() table {
+	t := table{header: []string{"state", "holds"}}
+	for _, c := range ledger.Categories {
+		t.rows = append(t.rows, []string{c.Name, c.Help})
+	}
+	return t
+}
+
+// ledgerTable is one band's states, a row each, then their total and the
+// share of the calls' time the ledger placed.
+func ledgerTable(wc whyCell, b ledgerBand) (table, error) {
+	header := []string{"state"}
+	for _, m := range wc.modes {
+		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.runs[m])))
+	}
+	for _, p := range wc.pairs {
+		header = append(header, p.Design+" − "+p.Against)
+	}
+	t := table{header: header}
+	type part struct {
+		name  string
+		unit  Unit
+		value func(r *record.Run) (float64, error)
+	}
+	var parts []part
+	for _, c := range ledger.Names() {
+		parts = append(parts, part{c, UnitUs, stateOf(b, c)})
+	}
+	parts = append(parts, part{"total", UnitUs, totalOf(b)})
+	if b.short == bandMedian.short {
+		parts = append(parts, part{"calls traced a run", UnitCount, func(r *record.Run) (float64, error) { return float64(r.Ledger.Calls), nil }},
+			part{"share placed in a state", UnitShare, func(r *record.Run) (float64, error) { return r.Ledger.Accounted, nil }})
+	}
+	for _, pt := range parts {
+		row := []string{pt.name}
+		for _, m := range wc.modes {
+			s, err := medianOf(wc.runs[m], pt.value)
+			if err != nil {
+				return table{}, err
+			}
+			row = append(row, fmtCI(s, pt.unit.Format))
+		}
+		for _, p := range wc.pairs {
+			if pt.unit != UnitUs {
+				row = append(row, "")
+				continue
+			}
+			e, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], pt.value)
+			if err != nil {
+				return table{}, err
+			}
+			if !ok {
+				row = append(row, "— (no block with both)")
+				continue
+			}
+			row = append(row, fmtDifference(e, pt.unit))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, nil
+}
+
+// ledgerSentences: for each design against the baseline, the state whose
+// time in the band differs most between them, with its interval.
+func ledgerSentences(wc whyCell, baseline string, b ledgerBand) ([]string, error) {
+	var out []string
+	for _, p := range wc.pairs {
+		if p.Against != baseline {
+			continue
+		}
+		best, found := "", false
+		var d paired.Difference
+		for _, c := range ledger.Names() {
+			e, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], stateOf(b, c))
+			if err != nil {
+				return nil, err
+			}
+			if ok && (!found || math.Abs(e.Mean) > math.Abs(d.Mean)) {
+				best, found, d = c, true, e
+			}
+		}
+		if !found {
+			continue // no block with both: the table says so
+		}
+		var s strings.Builder
+		more := "more"
+		if d.Mean < 0 {
+			more = "less"
+		}
+		fmt.Fprintf(&s, "In %s, %s spends %s %s than %s in %s, the state whose time differs most", b.name, p.Design,
+			UnitUs.Format(math.Abs(d.Mean)), more, p.Against, best)
+		if math.IsInf(d.Hi, 1) {
+			s.WriteString(" (one block: no interval)")
+		} else {
+			fmt.Fprintf(&s, " (95%% interval %s to %s, %d blocks)", signed(d.Lo, UnitUs), signed(d.Hi, UnitUs), d.N)
+			if d.Contains(0) {
+				s.WriteString(", but the interval holds no difference at all")
+			}
+		}
+		out = append(out, s.String()+".")
+	}
+	return out, nil
+}
+
+// ledgerChart stacks each design's states at the median and at the p99,
+// side by side: µs per call, medians over runs.
+func ledgerChart(wc whyCell, name string) block {
+	title := name + ": a call's time by state at the median and the p99 (µs, medians over runs)"
+	bands := []ledgerBand{bandMedian, bandP99}
+	var labels []string
+	for _, m := range wc.modes {
+		for _, b := range bands {
+			labels = append(labels, m+" "+b.short)
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "a call's time by state (µs, medians over runs)"
+	p.Y.Label.Text = "server-side time per call (µs)"
+	p.NominalX(labels...)
+	p.Add(plotter.NewGrid())
+	var below *plotter.BarChart
+	var legend []*plotter.BarChart
+	names := ledger.Names()
+	for i, c := range names {
+		vals := make(plotter.Values, 0, len(labels))
+		for _, m := range wc.modes {
+			for _, b := range bands {
+				s, err := medianOf(wc.runs[m], stateOf(b, c))
+				if err != nil {
+					return para("chart " + title + " failed: " + err.Error())
+				}
+				vals = append(vals, s.Median)
+			}
+		}
+		bar, err := plotter.NewBarChart(vals, vg.Points(20))
+		if err != nil {
+			return para("chart " + title + " failed: " + err.Error())
+		}
+		bar.Color = categoryColors[i%len(categoryColors)]
+		bar.LineStyle.Width = 0
+		if below != nil {
+			bar.StackOn(below)
+		}
+		p.Add(bar)
+		legend = append(legend, bar)
+		below = bar
+	}
+	for i := len(legend) - 1; i >= 0; i-- {
+		p.Legend.Add(names[i], legend[i])
+	}
+	top := 0.0
+	for _, m := range wc.modes {
+		s, err := medianOf(wc.runs[m], totalOf(bandP99))
+		if err != nil {
+			return para("chart " + title + " failed: " + err.Error())
+		}
+		top = max(top, s.Median)
+	}
+	p.Legend.Top, p.Legend.Left = true, false
+	p.X.Min, p.X.Max = -0.6, float64(len(labels))+1.2
+	p.Y.Min, p.Y.Max = 0, top*1.1
+	svg, err := svgOf(p)
+	if err != nil {
+		return para("chart " + title + " failed: " + err.Error())
+	}
+	return chart{title: title, svg: svg}
+}
