@@ -112,6 +112,11 @@ func (rep *Report) ledgerSection(withCharts bool) ([]block, error) {
 			}
 			out = append(out, para("Per call, "+b.name+":"), t)
 		}
+		qt, err := stateQuantilesTable(wc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, para("Each state's own median and p99 over calls (each state ranked on its own, so they do not add up to a call):"), qt)
 		if withCharts {
 			out = append(out, ledgerChart(wc, name))
 		}
@@ -295,4 +300,31 @@ func ledgerChart(wc whyCell, name string) block {
 		return para("chart " + title + " failed: " + err.Error())
 	}
 	return chart{title: title, svg: svg}
+}
+
+// stateQuantilesTable is each state's median and p99 over a run's calls,
+// medians over runs, every design's two columns side by side.
+func stateQuantilesTable(wc whyCell) (table, error) {
+	header := []string{"state"}
+	for _, m := range wc.modes {
+		header = append(header, m+" p50", m+" p99")
+	}
+	t := table{header: header}
+	for _, c := range ledger.Names() {
+		row := []string{c}
+		for _, m := range wc.modes {
+			for _, of := range []func(s *ledger.Summary) map[string]float64{
+				func(s *ledger.Summary) map[string]float64 { return s.StateP50Us },
+				func(s *ledger.Summary) map[string]float64 { return s.StateP99Us },
+			} {
+				st, err := medianOf(wc.runs[m], stateOf(ledgerBand{of: of}, c))
+				if err != nil {
+					return table{}, err
+				}
+				row = append(row, fmtCI(st, UnitUs.Format))
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, nil
 }

@@ -104,7 +104,8 @@ func ledgerSectionOf(t *testing.T, md string) string {
 // traced cells have the section, every state is a row, and tracing's cost
 // is the 5% fewer calls.
 func TestLedgerWorkedExample(t *testing.T) {
-	md := ledgerReport(t).Markdown()
+	rep := ledgerReport(t)
+	md := rep.Markdown()
 	sec := ledgerSectionOf(t, md)
 	assert.Contains(t, sec, "### Where the time went · counter · go · ledger on · 100 callers")
 	assert.NotContains(t, sec, "ledger off", "only where the ledger ran (and in the cost's table)")
@@ -114,8 +115,14 @@ func TestLedgerWorkedExample(t *testing.T) {
 	for _, c := range ledger.Categories {
 		assert.Contains(t, sec, "| "+c.Name+" | "+c.Help+" |", "the states' table is the ledger's")
 	}
+	assert.Contains(t, sec, "| state | mutex p50 | mutex p99 | inputQ p50 | inputQ p99 | noop p50 | noop p99 |", "each state's own quantiles")
 	assert.Contains(t, md, "### What tracing costs")
 	assert.Contains(t, md, "−5.0%", "tracing's cost, the 5% fewer calls")
+
+	page, err := rep.HTML()
+	require.NoError(t, err)
+	assert.Contains(t, page, "a call&#39;s time by state at the median and the p99 (µs, medians over runs)</figcaption>",
+		"the page stacks every design's states at p50 and p99")
 }
 
 // TestLedgerGolden: the section as rendered, against
