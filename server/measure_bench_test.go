@@ -29,7 +29,7 @@ var measurements = []struct {
 // increments through a bare store and through the measurements the server
 // adds, for each design and parallelism. The difference between
 // measure=off and measure=serial is what one command pays for its serial
-// demand to be measured (lock holds sampled, owner busy periods timed);
+// demand to be measured (one lock hold, owner's command or combining pass in 16 timed);
 // between off and every (or 1inN), what it pays for its store time;
 // measure=server is both, as the server runs. Compare each with
 // measure=off itself, the store's own cost. Run it with

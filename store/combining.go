@@ -39,7 +39,7 @@ type combiningEngine struct {
 const combinePasses = 4
 
 func newCombiningEngine(mi machineInfo, cfg Config) engine {
-	return &combiningEngine{commit: mi.commit, park: mi.commit != nil, meter: newSerialMeter(1, cfg, true)}
+	return &combiningEngine{commit: mi.commit, park: mi.commit != nil, meter: newSerialMeter(1, cfg)}
 }
 
 func (e *combiningEngine) serialMeter() *serialMeter { return e.meter }
@@ -77,29 +77,19 @@ func (e *combiningEngine) exec(_ context.Context, x op) error {
 // published after it let the lock go.
 func (e *combiningEngine) tryCombine() {
 	for e.head.Load() != nil && e.mu.TryLock() {
-		timed := e.meter.sample()
-		var t0 int64
-		if timed {
-			t0 = e.meter.now()
-		}
 		for range combinePasses {
 			if !e.combineOnce() {
 				break
 			}
 		}
-		if !timed {
-			e.mu.Unlock()
-			continue
-		}
-		d := e.meter.since(t0)
 		e.mu.Unlock()
-		e.meter.held(access{}, d)
 	}
 }
 
 // combineOnce takes every published command, applies them in the order they
 // were published, commits once, and answers them. It reports whether there
-// was any.
+// was any. The applies and the commit are the combiner's serial busy time;
+// taking the list and answering are not.
 func (e *combiningEngine) combineOnce() bool {
 	n := e.head.Swap(nil)
 	if n == nil {
@@ -110,7 +100,9 @@ func (e *combiningEngine) combineOnce() bool {
 		e.batch = append(e.batch, n.op)
 	}
 	slices.Reverse(e.batch) // the list is last-in first
+	t0 := e.meter.start()
 	applyAll(e.batch, e.commit)
+	e.meter.stop(t0, 0)
 	for i, x := range e.batch {
 		// The caller may reuse x at once.
 		if e.park {

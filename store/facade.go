@@ -143,7 +143,7 @@ func newFacade[C, R any](d Design, m Machine[C, R], caps Capability, cfg Config)
 	case locker:
 		f.lk = e
 		if h, ok := e.(holder); ok {
-			f.hold = newSerialMeter(h.resources(), cfg, true)
+			f.hold = newSerialMeter(h.resources(), cfg)
 		}
 	case executor:
 		f.ex = e

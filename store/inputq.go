@@ -26,9 +26,13 @@ func (e *inputQEngine) exec(ctx context.Context, x op) error {
 	return await(ctx, x)
 }
 
+// handle applies x and answers it; the apply and the commit are the
+// owner's serial busy time, the receive and the answer are not.
 func (e *inputQEngine) handle(x op) {
+	t0 := e.meter.start()
 	x.apply()
-	finish(e.commit, x)
+	e.meter.stop(t0, 0)
+	finish(e.meter, e.commit, x)
 }
 
 func (e *inputQEngine) run() {

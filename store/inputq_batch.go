@@ -82,7 +82,6 @@ func (e *inputQBatchEngine) run() {
 		}
 		e.flush(batch)
 	}
-	e.box.idle() // a nil in the batch's fill left the period open
 	e.drain(e.box, func(x op) { e.flush(append(e.buffer(), x)) })
 }
 
@@ -97,23 +96,21 @@ func (e *inputQBatchEngine) buffer() []op {
 		return b
 	default:
 	}
-	// Waiting for the syncer is the syncer's demand, not the owner's.
-	e.box.idle()
-	b := <-e.free
-	e.box.wake()
-	return b
+	return <-e.free
 }
 
-// flush applies the batch; then, without a syncer, answers it at once,
-// with one, hands it to the syncer to commit and answer.
+// flush applies the batch (the owner's serial busy time); then, without a
+// syncer, answers it at once, with one, hands it to the syncer to commit
+// and answer.
 func (e *inputQBatchEngine) flush(batch []op) {
-	if e.syncs == nil {
-		applyAll(batch, nil)
-		answer(batch)
-		return
-	}
+	t0 := e.meter.start()
 	for _, x := range batch {
 		x.apply()
+	}
+	e.meter.stop(t0, 0)
+	if e.syncs == nil {
+		answer(batch)
+		return
 	}
 	e.syncs <- batch
 }
@@ -122,14 +119,15 @@ func (e *inputQBatchEngine) flush(batch []op) {
 func (e *inputQBatchEngine) syncer() {
 	defer close(e.synced)
 	for batch := range e.syncs {
-		e.meter.begin(syncerResource)
-		if err := e.commit(); err != nil {
+		t0 := e.meter.start()
+		err := e.commit()
+		e.meter.stop(t0, syncerResource) // the commit is its busy time; answering is not
+		if err != nil {
 			for _, x := range batch {
 				x.fail(err)
 			}
 		}
 		answer(batch)
-		e.meter.end(syncerResource)
 		e.free <- batch[:0]
 	}
 }

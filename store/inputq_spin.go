@@ -49,9 +49,9 @@ import (
 // polls), so the runtime ends that thread too: a closed store leaves no
 // thread of its own behind.
 //
-// The spinning is not serial demand: the owner's busy period runs, as
-// inputQ's, from taking a command after an idle spell to finding its queue
-// empty; the polling after that, and the park, are idle. The CPU the polling
+// The spinning is not serial demand: the owner is busy, as inputQ's, while
+// it applies and commits a command; taking it, answering it, the polling
+// and the park are not. The CPU the polling
 // burns is the design's cost, and shows where a process's CPU is counted
 // (the runner's server CPU per call), not in SerialStats.
 type inputQSpinEngine struct {
@@ -85,7 +85,7 @@ type inputQSpinEngine struct {
 	slow    chan op
 
 	hw    atomic.Int64
-	meter *serialMeter // the owner's busy periods (nil: not measured)
+	meter *serialMeter // the owner's applies and commits (nil: not measured)
 
 	// For the tests: polls of an empty queue, and parks.
 	spins, parks atomic.Int64
@@ -105,7 +105,7 @@ const spinCheck, awaitCheck = 32, 8
 func newInputQSpinEngine(mi machineInfo, cfg Config) engine {
 	e := &inputQSpinEngine{commit: mi.commit, budget: int64(cfg.SpinBudget), reject: cfg.RejectWhenFull, epoch: time.Now(),
 		stopping: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1), slow: make(chan op),
-		meter: newSerialMeter(1, cfg, false)}
+		meter: newSerialMeter(1, cfg)}
 	e.q.init(cfg.QueueSize)
 	e.spin.Store(runtime.GOMAXPROCS(0) > 1)
 	go e.run() // stopped by close
@@ -252,12 +252,18 @@ func answerPolled(x op) {
 	}
 }
 
+// handle applies and commits x (the owner's serial busy time), then
+// answers it (not busy time).
 func (e *inputQSpinEngine) handle(x op) {
+	t0 := e.meter.start()
 	x.apply()
+	var err error
 	if e.commit != nil {
-		if err := e.commit(); err != nil {
-			x.fail(err)
-		}
+		err = e.commit()
+	}
+	e.meter.stop(t0, 0)
+	if err != nil {
+		x.fail(err)
 	}
 	answerPolled(x)
 }
@@ -278,13 +284,10 @@ func (e *inputQSpinEngine) run() {
 // none; nil once the store is closed and every accepted command is handled.
 func (e *inputQSpinEngine) next() op {
 	if x := e.take(); x != nil {
-		e.meter.begin(0) // the first command may come before the owner first looked
 		return x
 	}
-	e.meter.end(0) // the queue is empty: polling and parking are idle
 	for {
 		if x := e.poll(); x != nil {
-			e.meter.begin(0)
 			return x
 		}
 		switch {

@@ -57,15 +57,7 @@ type mailbox struct {
 	// apply a command it forwarded (sharded-inputQ).
 	resume chan struct{}
 	done   chan struct{} // closed when the owner has exited
-	// meter times the owner's busy periods as resource idx (nil: not
-	// measured).
-	meter *serialMeter
-	idx   int
 }
-
-// wake and idle open and close the owner's busy period.
-func (b *mailbox) wake() { b.meter.begin(b.idx) }
-func (b *mailbox) idle() { b.meter.end(b.idx) }
 
 // owners is the protocol over one or more mailboxes. Owners are closed in
 // mailbox order, so an owner may forward commands to later mailboxes only.
@@ -74,16 +66,16 @@ type owners struct {
 	boxes    []*mailbox
 	stopping chan struct{} // closed by close: callers blocked on a full queue give up
 	stopOnce sync.Once
-	meter    *serialMeter // one resource per owner, and extra ones after them
+	meter    *serialMeter // one resource per owner, and extra ones after them: their applies and commits
 	reject   bool         // Config.RejectWhenFull
 }
 
 // newOwners makes n mailboxes; with cfg.MeasureSerial, a meter of n owners
 // and extra more resources (inputQ-batch's syncer).
 func newOwners(n, extra int, cfg Config) *owners {
-	o := &owners{boxes: make([]*mailbox, n), stopping: make(chan struct{}), meter: newSerialMeter(n+extra, cfg, false), reject: cfg.RejectWhenFull}
+	o := &owners{boxes: make([]*mailbox, n), stopping: make(chan struct{}), meter: newSerialMeter(n+extra, cfg), reject: cfg.RejectWhenFull}
 	for i := range o.boxes {
-		o.boxes[i] = &mailbox{q: make(chan op, cfg.QueueSize), resume: make(chan struct{}, 1), done: make(chan struct{}), meter: o.meter, idx: i}
+		o.boxes[i] = &mailbox{q: make(chan op, cfg.QueueSize), resume: make(chan struct{}, 1), done: make(chan struct{})}
 	}
 	return o
 }
@@ -149,27 +141,15 @@ func await(ctx context.Context, x op) error {
 // 64 callers per P this took the owner from one park per command to one per
 // thousands of commands and cut the cost of Do by 20-40%; with a single caller
 // it changed nothing measurable.
-//
-// The owner's busy period ends when it finds the queue empty, before it
-// yields: time spent yielding or parked is not serial demand.
 func (b *mailbox) next() op {
 	select {
 	case x := <-b.q:
-		if x == nil {
-			b.idle()
-		} else {
-			b.wake() // the first command may come before the owner first looked
-		}
 		b.mark()
 		return x
 	default:
 	}
-	b.idle()
 	runtime.Gosched()
 	x := <-b.q
-	if x != nil {
-		b.wake()
-	}
 	b.mark()
 	return x
 }
@@ -266,10 +246,14 @@ func applyAll(batch []op, commit func() error) {
 	}
 }
 
-// finish commits what was applied (if the machine commits), then answers.
-func finish(commit func() error, x op) {
+// finish commits what was applied (if the machine commits), timing the
+// commit as serial content of the resources x touched, then answers.
+func finish(m *serialMeter, commit func() error, x op) {
 	if commit != nil {
-		if err := commit(); err != nil {
+		t0 := m.start()
+		err := commit()
+		m.stopOn(t0, x.access())
+		if err != nil {
 			x.fail(err)
 		}
 	}

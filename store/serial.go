@@ -14,54 +14,61 @@ import (
 // utilization law no number of cores serves more than one command per unit
 // of it. SerialStats measures it.
 //
-// What counts as busy, per design:
+// What counts as busy is one rule for every design: the content of the
+// serial work — Apply and, with a committing machine, Commit — done while
+// the resource is held. How a command reaches the resource and its answer
+// leaves it is not: a lock's acquire, release and hand-off between holders,
+// an owner's receive from its queue and its answer to the caller, the
+// combiner's taking of the published list and its answers. Those are the
+// design's coordination cost, and they differ between designs in kind (a
+// lock hand-off against a channel receive); counting one side's and not the
+// other's would tilt every comparison of serial demands. Per design:
 //
-//   - Lock designs: the critical section's content, from the moment the lock
-//     is held to the moment before it is let go (Apply and, with a
-//     committing machine, Commit). The lock's own acquire, release and
-//     hand-off between holders are not in it: they are the coordination
-//     cost, the gap between the bound and what the design reaches.
+//   - Lock designs: from the moment the lock is held to the moment before
+//     it is let go.
 //   - rwmutex: the write lock's holds only. Readers share the lock with each
 //     other, so they are no serial demand of their own; they do keep writers
 //     out, so on a read-heavy workload the bound drawn from the write lock
 //     alone is optimistic.
 //   - sharded and sharded-inputQ: each shard separately. A command on two
-//     shards (or on all of them) makes each of them busy for its whole
-//     length; a sharded-inputQ owner waiting for a later shard's owner to
-//     apply a command it forwarded is busy too, since its shard is held.
-//     Stats.Max is the busiest shard, the one that binds.
+//     shards (or on all of them) makes each of them busy for its content,
+//     as the lock designs' holds do; a sharded-inputQ owner forwarding a
+//     command and waiting for a later shard's owner to apply it is not
+//     busy (its wait is the hand-off, as a lock's wait for its second lock
+//     is). Stats.Max is the busiest shard, the one that binds.
 //   - inputQ, inputQ-batch, inputQ-spin, sharded-inputQ: the owner
-//     goroutine from taking a command after an idle spell to finding its
-//     queue empty, which includes the hand-offs it does (receiving,
-//     answering) and leaves out the time it yields or waits for commands —
-//     for inputQ-spin, the time it polls its empty queue too: that CPU is
-//     the design's cost, counted where a process's CPU is, not demand. inputQ-batch with a
-//     committing machine has a second serial stage, the syncer (commits a
-//     batch, answers it): resource 1, busy from taking a batch to having
-//     answered it. An owner waiting for the syncer to free a batch buffer is
-//     not busy. The pipeline's bound is its busier stage: Stats.Max.
-//   - combining: the combiner's role, from taking the lock to letting it go.
+//     goroutine while it applies (and commits) a command; not while it
+//     receives one, answers one, yields, parks, or (inputQ-spin) polls its
+//     empty queue. inputQ-batch applies a batch at a time: the batch's
+//     applies are the owner's busy time. With a committing machine it has
+//     a second serial stage, the syncer: resource 1, busy while it
+//     commits a batch (not while it answers it). The pipeline's bound is
+//     its busier stage: Stats.Max.
+//   - combining: the combiner's role while it applies and commits the
+//     commands it took; not while it takes the published list or answers.
 //   - atomic: no serial resource; SerialStats reports none.
 //
-// Cost and bias. Owners are timed on every busy period: a busy period
-// serves many commands under load, and the owner's clock reads are its own.
-// A lock's hold (and a combiner's session) is one command's worth under
-// light load, and a clock read costs about as much as a short critical
-// section; so one hold in SampleEvery, chosen at random by the caller
-// before it takes the lock, is timed and counts SampleEvery times. The
-// choice is independent of the hold's length, so the estimate is unbiased;
+// Cost and bias. A command's content is short, and a clock read costs
+// about as much as a short critical section; so one command in SampleEvery
+// (one lock hold, one owner's command, one combining pass, one syncer's
+// commit), chosen at random before it starts, is timed and counts
+// SampleEvery times. The choice is independent of the content's length,
+// so the estimate is unbiased;
 // its spread is that of a binomial sample (with 16, about
 // 4/sqrt(holds) relative at one standard deviation). The interval timed
 // holds one clock read, which is subtracted (the cost of back-to-back reads,
 // measured once per store); a timed hold really is longer by about two
 // clock reads, which the figure leaves out: what is reported is the demand
 // without the measurement, and BenchmarkMeasuredStore in the server prices
-// the difference. Busy time is added when a hold or a combining session
-// ends, and an owner's open busy period is read up to now, so a saturated
-// owner that never idles is seen while it runs.
+// the difference. Busy time is added when a timed content ends: a command
+// still inside Apply is not yet in it. What the rule costs: the hand-offs
+// that the owner designs' figure held before are now in no serial figure —
+// they show as the gap between a design's bound and what it reaches, and in
+// its CPU per call — so an owner's serial demand is lower, and its ceiling
+// 1/D_serial higher, than a figure that counted them.
 
-// DefaultSerialSampleEvery is Config.SerialSampleEvery's default: one lock
-// hold or combining session in 16 is timed.
+// DefaultSerialSampleEvery is Config.SerialSampleEvery's default: one
+// command's content in 16 is timed.
 const DefaultSerialSampleEvery = 16
 
 // SerialStats is how busy a store's serial resources were since the store
@@ -72,9 +79,9 @@ type SerialStats struct {
 	// syncer when the machine commits; the one lock, owner or combiner's
 	// role otherwise. Empty for a design with none (atomic).
 	Busy []time.Duration
-	// SampleEvery is how many lock holds or combining sessions one timed
-	// one stands for (1: every one). Owner busy periods are always all
-	// timed.
+	// SampleEvery is how many contents (lock holds, owners' commands,
+	// combining passes, syncer commits) one timed one stands for (1: every
+	// one).
 	SampleEvery int
 }
 
@@ -120,14 +127,11 @@ type SerialReporter interface {
 	SerialStats() (s SerialStats, ok bool)
 }
 
-// resource is one serial resource's busy time. total is written by the
-// resource's holder; since is the start of its open busy period (-1: none),
-// published so that a reader can count a period that has not ended. Each
-// sits on its own cache line: shards' owners write theirs side by side.
+// resource is one serial resource's busy time, written by its holders.
+// Each sits on its own cache line: shards' owners write theirs side by side.
 type resource struct {
 	total atomic.Int64 // nanoseconds
-	since atomic.Int64 // clock reading, or -1
-	_     [48]byte
+	_     [56]byte
 }
 
 // serialMeter measures a design's serial resources. Its clock is time.Since
@@ -141,20 +145,13 @@ type serialMeter struct {
 }
 
 // newSerialMeter returns a meter of n resources, or nil if cfg does not ask
-// for one or there is nothing to measure. sampled: the design's holds are
-// sampled (lock designs, combining), not all timed (owners).
-func newSerialMeter(n int, cfg Config, sampled bool) *serialMeter {
+// for one or there is nothing to measure.
+func newSerialMeter(n int, cfg Config) *serialMeter {
 	if !cfg.MeasureSerial || n == 0 {
 		return nil
 	}
-	every := 1
-	if sampled {
-		every = cfg.SerialSampleEvery
-	}
+	every := cfg.SerialSampleEvery
 	m := &serialMeter{epoch: time.Now(), sampleEvery: int64(every), mask: uint64(every) - 1, res: make([]resource, n)}
-	for i := range m.res {
-		m.res[i].since.Store(-1)
-	}
 	// The smallest of a few gaps between back-to-back reads: a larger one was
 	// interrupted.
 	m.overhead = 1 << 62
@@ -190,45 +187,36 @@ func (m *serialMeter) held(a access, d int64) {
 	}
 }
 
-// begin opens resource i's busy period unless one is open; its holder
-// calls it.
-func (m *serialMeter) begin(i int) {
-	if m != nil && m.res[i].since.Load() < 0 {
-		m.res[i].since.Store(m.now())
+// start is the clock reading at the start of a command's content if the
+// meter times this one, -1 if not (or there is no meter).
+func (m *serialMeter) start() int64 {
+	if !m.sample() {
+		return -1
+	}
+	return m.now()
+}
+
+// stop adds the content timed from t0 (start's reading) to resource i; a
+// t0 of -1 adds nothing.
+func (m *serialMeter) stop(t0 int64, i int) {
+	if t0 >= 0 {
+		m.res[i].total.Add(m.since(t0) * m.sampleEvery)
 	}
 }
 
-// end closes resource i's busy period, if one is open.
-func (m *serialMeter) end(i int) {
-	if m == nil {
-		return
-	}
-	r := &m.res[i]
-	if t0 := r.since.Load(); t0 >= 0 {
-		r.total.Add(m.since(t0))
-		r.since.Store(-1)
+// stopOn adds the content timed from t0 to the resources a touched (shards
+// a and b, or every resource if a.a < 0).
+func (m *serialMeter) stopOn(t0 int64, a access) {
+	if t0 >= 0 {
+		m.held(a, m.since(t0))
 	}
 }
 
-// stats reads every resource, an open busy period up to now. A period that
-// ends while it is read is read again: end adds to total before it clears
-// since, so seeing since unchanged around the total means neither or both.
+// stats reads every resource.
 func (m *serialMeter) stats() SerialStats {
 	s := SerialStats{Busy: make([]time.Duration, len(m.res)), SampleEvery: int(m.sampleEvery)}
 	for i := range m.res {
-		r := &m.res[i]
-		for {
-			t0 := r.since.Load()
-			total := r.total.Load()
-			if r.since.Load() != t0 {
-				continue
-			}
-			if t0 >= 0 {
-				total += max(m.now()-t0, 0)
-			}
-			s.Busy[i] = time.Duration(total)
-			break
-		}
+		s.Busy[i] = time.Duration(m.res[i].total.Load())
 	}
 	return s
 }

@@ -69,7 +69,9 @@ func (e *shardedInputQEngine) handle(i int, x op) {
 		<-e.boxes[i].resume
 		return
 	}
+	t0 := e.meter.start()
 	x.apply()
+	e.meter.stopOn(t0, a) // every shard x holds
 	// Release the earlier owners parked on x: they may take their next
 	// commands while x is committed and answered, since x's effects are
 	// in place.
@@ -81,5 +83,5 @@ func (e *shardedInputQEngine) handle(i int, x op) {
 	case a.b != a.a:
 		e.boxes[a.a].resume <- struct{}{}
 	}
-	finish(e.commit, x)
+	finish(e.meter, e.commit, x)
 }
