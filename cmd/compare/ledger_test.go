@@ -25,7 +25,7 @@ func TestLedgerEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
 		"-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "10", "-pin=false",
-		"-ledger", "off,on", "-duration", "1s", "-warmup", "300ms", "-reps", "1", "-seed", "1",
+		"-ledger", "off,on", "-duration", "1s", "-warmup", "200ms", "-reps", "1", "-seed", "1",
 		"-aa=false", "-max-foreign", "100%",
 		"-server", server, "-load", loadBin, "-out", out,
 	}, os.Stderr)
