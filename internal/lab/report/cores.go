@@ -110,6 +110,8 @@ func (rep *Report) coreSeries() []*coreSeries {
 			slices.Sort(s.ns)
 		}
 	}
+	// Series that differ in the work per command, in its order.
+	slices.SortStableFunc(out, func(a, b *coreSeries) int { return cmp.Compare(workAt(a.sec.Factors), workAt(b.sec.Factors)) })
 	return out
 }
 

@@ -165,14 +165,14 @@ func (rep *Report) crossoverRow(f *modelFamily, mode string, n, callers int, ms,
 	}
 	predicted := fmt.Sprintf("none between %s and %s", workName(works[0]), workName(works[len(works)-1]))
 	if len(pred) > 0 {
-		predicted = blockMedian(pred, workName)
+		predicted = blockMedian(pred, crossName)
 		if len(pred) < used {
 			predicted += fmt.Sprintf(" (in %d of %d blocks; none in the others)", len(pred), used)
 		}
 	}
 	measured, inside := "no change of sign on the ladder", "—"
 	if lo, est, hi, ok := measuredCrossover(steps); ok {
-		measured = fmt.Sprintf("%s, between %s and %s", workName(est), workName(lo), workName(hi))
+		measured = fmt.Sprintf("%s, between %s and %s", crossName(est), workName(lo), workName(hi))
 		if i := slices.IndexFunc(steps, func(s ladderStep) bool { return s.work == lo }); steps[i].sign() > 0 {
 			measured += " (it falls behind there)"
 		}

@@ -39,8 +39,11 @@ type modelFamily struct {
 	cells map[string][]modelCell
 }
 
-func workOf(g *Group) float64 {
-	d, err := time.ParseDuration(g.Factors.Get(workFactor))
+func workOf(g *Group) float64 { return workAt(g.Factors) }
+
+// workAt is a point's work per command, in seconds.
+func workAt(p plan.Point) float64 {
+	d, err := time.ParseDuration(p.Get(workFactor))
 	if err != nil {
 		return 0 // "0"
 	}
@@ -166,6 +169,12 @@ func workName(w float64) string {
 	return time.Duration(math.Round(w * 1e9)).String()
 }
 
+// crossName is a work level found by the model or between two levels,
+// to 0.1 µs.
+func crossName(w float64) string {
+	return time.Duration(math.Round(w*1e7) * 100).String()
+}
+
 func pointName(c modelCell) string {
 	return fmt.Sprintf("%s, %s, %d callers", workName(c.work), cpusName(c.cpus), c.callers)
 }
@@ -232,7 +241,8 @@ func (rep *Report) modelBlocks() []block {
 		title := fmt.Sprintf("Model · %s · %s · %s", f.sec.Workload, f.sec.Driver, f.sec.Factors.StringWithout(plan.ServerCPUs, workFactor))
 		out = append(out, heading{3, title},
 			para(fmt.Sprintf("Fitted, in every block, on the runs at %s and %d callers at the smallest and largest work measured there "+
-				"(%s); the demands are lines in the work per command, the think time the one that reproduces the fitted runs' calls/s.",
+				"(%s); the demands are lines in the work per command, the time outside the server the one with which the network best reproduces the fitted runs' calls/s "+
+				"(least squares on log calls/s). A run at saturation says little about that time, and its interval shows it.",
 				cpusName(fitOf[0].cpus), fitOf[0].callers, joinWorks(fitOf))),
 			table{header: []string{"design", "blocks", "D_cpu(work)", "D_serial(work)", "time outside the server (Z)"}, rows: fitRows},
 			para("Held out: every other point of the plan. Each block's model predicts that block's run; the error is "+

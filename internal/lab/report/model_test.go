@@ -116,7 +116,7 @@ func TestModelOfKnownDesigns(t *testing.T) {
 	require.True(t, found)
 	row := regexp.MustCompile(`(?m)^\| inputQ \| 2 CPUs \| ([^|]*) \| ([^|]*) \| ([^|]*) \| ([^|]*) \|$`).FindStringSubmatch(md)
 	require.NotNil(t, row, "the crossover row")
-	assert.True(t, strings.HasPrefix(row[1], workName(truth)[:2]), "predicted %q, the networks meet at %s", row[1], workName(truth))
+	assert.True(t, strings.HasPrefix(row[1], crossName(truth)[:2]), "predicted %q, the networks meet at %s", row[1], workName(truth))
 	assert.Contains(t, row[3], "between 10µs and 20µs", "the measured bracket")
 	assert.Equal(t, "yes", row[4])
 	assert.NotContains(t, md, "| mutex | 2 CPUs |", "mutex is the baseline, not an owner design")
