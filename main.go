@@ -39,6 +39,7 @@ func main() {
 	fs.IntVar(&o.SnapshotEvery, "snapshot-every", o.SnapshotEvery, "with -durability wal, snapshot each workload's state every N logged commands, bounding replay at start (0: 100000)")
 	fs.BoolVar(&o.Version, "version", o.Version, "print the version (module, VCS revision, Go) and exit")
 	fs.IntVar(&o.MaxInflight, "max-inflight", o.MaxInflight, "admission control: at most N data calls inside the store at once, over every workload; one more is answered RESOURCE_EXHAUSTED at once (0: no bound)")
+	fs.IntVar(&o.MaxCalls, "max-calls", o.MaxCalls, "admission control before decoding: at most N data calls in the server at once (from their headers to their answer); one more is refused by the transport with RESOURCE_EXHAUSTED before a handler runs (0: no bound)")
 	fs.BoolVar(&o.RejectFull, "reject-when-full", o.RejectFull, "owner designs: answer RESOURCE_EXHAUSTED at once when the owner's queue is full, instead of waiting for room")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
 	fs.Usage = func() {

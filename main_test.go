@@ -116,6 +116,8 @@ func TestCommand(t *testing.T) {
 			{"bad flag value", []string{"-mode", "mutex", "-accounts", "many"}, []string{`invalid value "many" for flag -accounts`, "modes:"}},
 			{"max inflight not a number", []string{"-mode", "mutex", "-max-inflight", "lots"}, []string{`invalid value "lots" for flag -max-inflight`, "modes:"}},
 			{"max inflight a fraction", []string{"-mode", "inputQ", "-max-inflight", "1.5"}, []string{`invalid value "1.5" for flag -max-inflight`}},
+			{"max calls not a number", []string{"-mode", "inputQ", "-max-calls", "few"}, []string{`invalid value "few" for flag -max-calls`}},
+			{"negative max calls", []string{"-mode", "mutex", "-max-calls", "-2"}, []string{"-max-calls -2: want a count >= 0"}},
 			{"extra argument", []string{"-mode", "mutex", "extra"}, []string{`unexpected arguments ["extra"]`, modes}},
 			// The checks past parsing (server/serve) reach the user too.
 			{"no mode", nil, []string{"no mode given", modes}},

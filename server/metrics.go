@@ -185,12 +185,15 @@ func since(h, h0 *dto.Histogram) *dto.Histogram {
 // unary counts every answered unary RPC by method and status code.
 func (m *metrics) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
-	if c := m.win.Load().rpcs[info.FullMethod]; c != nil {
-		if code := status.Code(err); int(code) < len(c.codes) {
-			c.codes[code].Add(1)
-		}
-	}
+	m.answered(info.FullMethod, status.Code(err))
 	return resp, err
+}
+
+// answered counts one answer of a method with its code.
+func (m *metrics) answered(method string, code codes.Code) {
+	if c := m.win.Load().rpcs[method]; c != nil && int(code) < len(c.codes) {
+		c.codes[code].Add(1)
+	}
 }
 
 // measured is a store whose Do records the time it takes, lock or queue wait

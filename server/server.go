@@ -11,6 +11,7 @@ import (
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -76,6 +77,11 @@ type Config struct {
 	// With Store.RejectWhenFull an owner design also refuses when its queue
 	// is full.
 	MaxInflight int
+	// MaxCalls bounds the data calls in the server at once, from their
+	// headers to their answer (-max-calls): the transport's tap refuses one
+	// more with RESOURCE_EXHAUSTED before a handler runs or the request is
+	// decoded, so a refusal costs far less than a call. 0 means no bound.
+	MaxCalls int
 	// Logger receives the line a log writes when it cuts a torn tail (nil:
 	// log.Default()).
 	Logger *log.Logger
@@ -115,6 +121,9 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxInflight < 0 {
 		return nil, fmt.Errorf("max inflight %d: want >= 0 (0: no bound)", cfg.MaxInflight)
+	}
+	if cfg.MaxCalls < 0 {
+		return nil, fmt.Errorf("max calls %d: want >= 0 (0: no bound)", cfg.MaxCalls)
 	}
 	// The workloads' services, then the ones every server has.
 	var services []*grpc.ServiceDesc
@@ -176,16 +185,30 @@ func (m Mode) New(cfg Config) (*Server, error) {
 		}
 		unary = append([]grpc.UnaryServerInterceptor{gm.UnaryServerInterceptor()}, unary...)
 	}
-	// Outermost: a call's region in an execution trace holds every
-	// interceptor's time.
-	unary = append([]grpc.UnaryServerInterceptor{calltrace.Unary}, unary...)
-	s.grpc = grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
-		grpc.ChainUnaryInterceptor(unary...),
 		// Stop returns only once every handler has returned, so the stores
 		// are closed after their last caller.
 		grpc.WaitForHandlers(true),
-	)
+	}
+	if cfg.MaxCalls > 0 {
+		var data []string
+		for _, sd := range services[:len(workloads)] {
+			for _, md := range sd.Methods {
+				data = append(data, "/"+sd.ServiceName+"/"+md.MethodName)
+			}
+		}
+		// A refusal never reaches the interceptor: the gate counts it
+		// among its method's answers itself.
+		gate := newTapGate(cfg.MaxCalls, data, func(method string) { mt.answered(method, codes.ResourceExhausted) })
+		opts = append(opts, grpc.InTapHandle(gate.handle))
+		unary = append([]grpc.UnaryServerInterceptor{gate.unary}, unary...)
+	}
+	// Outermost: a call's region in an execution trace holds every
+	// interceptor's time.
+	unary = append([]grpc.UnaryServerInterceptor{calltrace.Unary}, unary...)
+	opts = append(opts, grpc.ChainUnaryInterceptor(unary...))
+	s.grpc = grpc.NewServer(opts...)
 	for wl, w := range workloads {
 		if s.st != nil {
 			s.st.ms.wls[wl].register(s.grpc)

@@ -56,6 +56,7 @@ type Options struct {
 	SnapshotEvery int           // -snapshot-every
 	Version       bool          // -version
 	MaxInflight   int           // -max-inflight
+	MaxCalls      int           // -max-calls
 	RejectFull    bool          // -reject-when-full
 	MetricsAddr   string        // -metrics-addr
 }
@@ -238,6 +239,9 @@ func (o Options) config() (server.Config, error) {
 	if o.MaxInflight < 0 {
 		return server.Config{}, fmt.Errorf("-max-inflight %d: want a count >= 0 (0: no bound)", o.MaxInflight)
 	}
+	if o.MaxCalls < 0 {
+		return server.Config{}, fmt.Errorf("-max-calls %d: want a count >= 0 (0: no bound)", o.MaxCalls)
+	}
 	if o.Work < 0 {
 		return server.Config{}, fmt.Errorf("-work %v: want >= 0", o.Work)
 	}
@@ -265,6 +269,7 @@ func (o Options) config() (server.Config, error) {
 		SampleEvery:   o.SampleEvery,
 		Store:         store.Config{QueueSize: o.QueueSize, BatchLimit: o.BatchLimit, Shards: o.Shards, RejectWhenFull: o.RejectFull, SpinBudget: o.SpinBudget},
 		MaxInflight:   o.MaxInflight,
+		MaxCalls:      o.MaxCalls,
 		Work:          o.Work,
 		WorkKind:      o.WorkKind,
 		Durability:    o.Durability,

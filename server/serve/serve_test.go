@@ -63,6 +63,7 @@ func TestUsageErrors(t *testing.T) {
 		{"negative batch limit", with("inputQ-batch", func(o *Options) { o.BatchLimit = -3 }), []string{"-batch-limit -3: want >= 0"}},
 		{"negative spin budget", with("inputQ-spin", func(o *Options) { o.SpinBudget = -time.Microsecond }), []string{"-spin-budget -1µs: want >= 0"}},
 		{"negative max inflight", with("mutex", func(o *Options) { o.MaxInflight = -1 }), []string{"-max-inflight -1: want a count >= 0 (0: no bound)"}},
+		{"negative max calls", with("inputQ", func(o *Options) { o.MaxCalls = -1 }), []string{"-max-calls -1: want a count >= 0 (0: no bound)"}},
 		{"metrics not a port", with("mutex", func(o *Options) { o.MetricsAddr = "nine" }), []string{`-metrics-addr "nine": port "nine"`}},
 	}
 	for _, tt := range tests {
