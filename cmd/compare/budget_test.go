@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/server"
@@ -93,4 +95,35 @@ func serverCatalog() plan.Catalog {
 	}
 	ml := plan.ParseModeList(b.String())
 	return plan.Catalog{Base: ml, Under: map[string]plan.ModeList{}}
+}
+
+// TestCapacityFitsItsBudget: make capacity's run, as the Makefile gives it,
+// takes the time `make help` states by the runner's estimate (within half a
+// minute), within its 10-minute budget, with the blocks the paired
+// analysis judges and the overload phase in every block. The control: many
+// more blocks would not fit what help states.
+func TestCapacityFitsItsBudget(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	plans := newMakefile(string(mk)).runnerArgs("capacity")
+	require.Len(t, plans, 1, "make capacity runs the runner once")
+	estimate := func(extra ...string) time.Duration {
+		cmd, err := parseFlags(append(slices.Clone(plans[0]), extra...), io.Discard)
+		require.NoError(t, err)
+		require.NotNil(t, cmd.capacity, "make capacity runs -study capacity")
+		return run.CapacityEstimate(cmd.cfg, *cmd.capacity)
+	}
+	cmd, err := parseFlags(plans[0], io.Discard)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, cmd.cfg.Reps, paired.MinBlocksRobust, "blocks enough for a verdict on the latency at fixed rates")
+	assert.Positive(t, cmd.capacity.OverloadFor, "the overload phase runs")
+	total := estimate()
+	t.Logf("make capacity: about %v of runs", total.Round(time.Second))
+	help := regexp.MustCompile(`(?m)^capacity:.*## .*\(~([0-9.]+) min\)$`).FindSubmatch(mk)
+	require.NotNil(t, help, "make help states the time")
+	stated, err := strconv.ParseFloat(string(help[1]), 64)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, math.Abs(total.Minutes()-stated), 0.5, "estimated %v", total)
+	assert.LessOrEqual(t, total, 10*time.Minute)
+	assert.Greater(t, math.Abs(estimate("-reps", "24").Minutes()-stated), 0.5, "the control")
 }

@@ -93,7 +93,8 @@ func TestCapacityFlags(t *testing.T) {
 	require.NotNil(t, cmd.capacity)
 	assert.Equal(t, "open", cmd.cfg.Model)
 	assert.Equal(t, []string{"mutex", "inputQ", "inputQ-batch", "combining", "sharded", "noop"}, cmd.cfg.Modes)
-	assert.Equal(t, plan.DefaultSLO, cmd.capacity.SLO.String())
+	assert.Equal(t, float64(plan.DefaultFloorMultiple), cmd.capacity.FloorMultiple, "the objective from the floor by default")
+	assert.Zero(t, cmd.capacity.SLO, "set once the floor is measured")
 
 	cmd, err = parseFlags([]string{"-study", "capacity", "-modes", "mutex,inputQ", "-rates", "1000,2000", "-slo", "p99.9<=5ms"}, io.Discard)
 	require.NoError(t, err)
@@ -112,6 +113,8 @@ func TestCapacityFlags(t *testing.T) {
 		{[]string{"-study", "capacity", "-slo", "p99<1ms"}, `-slo "p99<1ms"`},
 		{[]string{"-study", "capacity", "-rates", "5000,1000"}, "-rates"},
 		{[]string{"-study", "capacity", "-steps", "10,,20"}, "-steps"},
+		{[]string{"-study", "capacity", "-floor-multiple", "1"}, "-floor-multiple 1: want a multiple of the floor in (1, 100]"},
+		{[]string{"-study", "capacity", "-floor-multiple", "2", "-slo", "p99<=5ms"}, "-slo and -floor-multiple: give one"},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		require.Error(t, err, tt.args)

@@ -11,11 +11,11 @@ import (
 )
 
 func TestParseSLO(t *testing.T) {
-	o, err := ParseSLO(DefaultSLO)
+	o, err := ParseSLO(ExampleSLO)
 	require.NoError(t, err)
-	assert.Equal(t, SLO{Pct: "p99", Latency: time.Millisecond, Achieved: 0.99, Errors: 0}, o)
-	assert.Equal(t, DefaultSLO, o.String(), "the canonical form reads back")
-	assert.Equal(t, "p99 ≤ 1 ms", o.Title())
+	assert.Equal(t, SLO{Pct: "p99", Latency: 5 * time.Millisecond, Achieved: 0.99, Errors: 0}, o)
+	assert.Equal(t, ExampleSLO, o.String(), "the canonical form reads back")
+	assert.Equal(t, "p99 ≤ 5 ms", o.Title())
 
 	o, err = ParseSLO(" p99.9<=5ms , errors<=3 ")
 	require.NoError(t, err)
@@ -43,8 +43,28 @@ func TestParseSLO(t *testing.T) {
 	}
 }
 
+// TestFloorObjective: the default objective is the floor times the
+// multiple, rounded up to 0.1 ms, with the example's other terms; it reads
+// back through ParseSLO.
+func TestFloorObjective(t *testing.T) {
+	for _, tt := range []struct {
+		floor, multiple float64
+		want            string
+	}{
+		{2.1, 3, "p99<=6.3ms,achieved>=0.99,errors=0"},
+		{1.52, 3, "p99<=4.6ms,achieved>=0.99,errors=0"}, // 4.56 up
+		{0.01, 2, "p99<=100µs,achieved>=0.99,errors=0"}, // at least 0.1 ms
+	} {
+		o := FloorObjective(tt.floor, tt.multiple)
+		assert.Equal(t, tt.want, o.String())
+		back, err := ParseSLO(o.String())
+		require.NoError(t, err)
+		assert.Equal(t, o, back)
+	}
+}
+
 func TestSLOVerdict(t *testing.T) {
-	o, err := ParseSLO(DefaultSLO)
+	o, err := ParseSLO("p99<=1ms")
 	require.NoError(t, err)
 	ok := &summary.Summary{CallsPerS: 1000, LatencyMs: summary.LatencyMs{P99: 0.9}}
 	pass, why := o.Verdict(1000, ok)
@@ -67,7 +87,7 @@ func TestSLOVerdict(t *testing.T) {
 }
 
 func TestParseStepsAndRates(t *testing.T) {
-	steps, err := ParseSteps(DefaultSteps, "-steps")
+	steps, err := ParseSteps("10,25,50,75,100,120", "-steps")
 	require.NoError(t, err)
 	assert.Equal(t, []float64{0.1, 0.25, 0.5, 0.75, 1, 1.2}, steps)
 	assert.Equal(t, []int{1000, 2500, 5000, 7500, 10000, 12000}, LadderRates(10000, steps))

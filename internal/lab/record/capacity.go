@@ -22,12 +22,30 @@ type Capacity struct {
 	ProbeCallers int       `json:"probe_callers"`
 	Overload     float64   `json:"overload"` // of the best design's capacity
 	Recover      float64   `json:"recover"`
+	// FloorMultiple is -floor-multiple when the objective was set from the
+	// floor (0 when -slo gave it); Floors are the noop server's p99 at the
+	// ladder's lowest rate, per workload, that set it.
+	FloorMultiple float64 `json:"floor_multiple,omitempty"`
+	Floors        []Floor `json:"floors,omitempty"`
 	// Ceilings are the noop server's calls/s per workload and driver.
 	Ceilings []Ceiling     `json:"ceilings"`
 	Points   []CapPoint    `json:"points"`
 	Knees    []CapKnee     `json:"knees"`
 	Overruns []OverloadRun `json:"overload_runs"`
 	Policies []string      `json:"policies"`
+	// Gate is what the validity gate did (Meta.Gate is its rule).
+	Gate CapGate `json:"gate"`
+}
+
+// CapGate counts the validity gate's work in a capacity study: the cells
+// it judged (a ladder rate with every design, one refinement run, one
+// design under one policy in the overload phase, each in a block), those
+// rerun, those dropped after every rerun, and the spoiled runs.
+type CapGate struct {
+	Cells       int `json:"cells"`
+	Rerun       int `json:"rerun"`
+	Dropped     int `json:"dropped"`
+	SpoiledRuns int `json:"spoiled_runs"`
 }
 
 // Ceiling is the noop server's throughput under the probe.
@@ -36,6 +54,19 @@ type Ceiling struct {
 	Driver    string  `json:"driver"`
 	CallsPerS float64 `json:"calls_per_s"`
 	RunID     string  `json:"run"`
+}
+
+// Floor is the noop server's p99 at a low offered rate in the open model:
+// what the driver, the network stack and the wake-ups cost, no store.
+type Floor struct {
+	Workload string  `json:"workload"`
+	Driver   string  `json:"driver"`
+	Rate     int     `json:"rate"`
+	P99Ms    float64 `json:"p99_ms"`
+	RunID    string  `json:"run"`
+	// Spoiled says why the gate spoiled every attempt: the floor is the
+	// last attempt's all the same, and the report says so.
+	Spoiled string `json:"spoiled,omitempty"`
 }
 
 // CapPoint is one run of the search: a design at an offered rate in a
@@ -54,6 +85,9 @@ type CapPoint struct {
 	// while using its CPUs to the full): the point is the driver's, not
 	// the design's, and is not plotted.
 	Beyond string `json:"beyond_driver,omitempty"`
+	// Spoiled says why the validity gate dropped the point's cell (every
+	// attempt spoiled): the point is kept, but neither judged nor compared.
+	Spoiled string `json:"spoiled,omitempty"`
 }
 
 // CapKnee is a design's knee in one block.
@@ -75,8 +109,10 @@ type OverloadRun struct {
 	Driver      string `json:"driver"`
 	Mode        string `json:"mode"`
 	Policy      string `json:"policy"`
-	Bound       int    `json:"bound,omitempty"` // N of the policy's flag
-	Capacity    int    `json:"capacity"`        // the best design's, that the rates scale
+	Block       int    `json:"block"`
+	Attempt     int    `json:"attempt,omitempty"` // 1, 2, …: the gate's reruns
+	Bound       int    `json:"bound,omitempty"`   // N of the policy's flag
+	Capacity    int    `json:"capacity"`          // the best design's, that the rates scale
 	Rate        int    `json:"rate"`
 	RecoverRate int    `json:"recover_rate"`
 	RunID       string `json:"run"`         // the overload phase
@@ -93,6 +129,9 @@ type OverloadRun struct {
 	RecoveryS float64 `json:"recovery_s"`
 	Recovered bool    `json:"recovered"`
 	NA        string  `json:"not_applicable,omitempty"`
+	// Spoiled says why the validity gate spoiled this attempt; only the
+	// clean attempts are analysed.
+	Spoiled string `json:"spoiled,omitempty"`
 }
 
 // ProcPoint is one sample of the server during the overload runs.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -18,19 +19,26 @@ import (
 	"github.com/locklab/locklab/internal/lab/record"
 )
 
-// CapacityReport is a finished capacity study: its record, its runs, and
-// the paired comparison of each design's per-block capacity with the
-// baseline's.
+// CapacityReport is a finished capacity study: its record, its runs, each
+// design's knee per block as a bracket, and the paired comparison of each
+// design's latency with the baseline's at every fixed offered rate.
 type CapacityReport struct {
-	Meta     record.Meta
-	Cap      *record.Capacity
-	SLO      plan.SLO
-	runs     map[string]*record.Run
-	verdicts map[capKey]paired.Verdict
+	Meta record.Meta
+	Cap  *record.Capacity
+	SLO  plan.SLO
+	runs map[string]*record.Run
+	// latency are the fixed-rate comparisons, one family.
+	latency map[latKey]paired.Primary
 }
 
 // capKey is one design of one workload and driver.
 type capKey struct{ Workload, Driver, Mode string }
+
+// latKey is one design of one workload and driver at one offered rate.
+type latKey struct {
+	capKey
+	Rate int
+}
 
 // NewCapacity builds the report of a capacity study.
 func NewCapacity(meta record.Meta, c *record.Capacity, runs []*record.Run) (*CapacityReport, error) {
@@ -38,42 +46,71 @@ func NewCapacity(meta record.Meta, c *record.Capacity, runs []*record.Run) (*Cap
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", record.CapacityFile, err)
 	}
-	rep := &CapacityReport{Meta: meta, Cap: c, SLO: slo, runs: map[string]*record.Run{}, verdicts: map[capKey]paired.Verdict{}}
+	rep := &CapacityReport{Meta: meta, Cap: c, SLO: slo, runs: map[string]*record.Run{}, latency: map[latKey]paired.Primary{}}
 	for _, r := range runs {
 		rep.runs[r.ID] = r
 	}
+	// The primary comparison: at every ladder rate, each design's latency
+	// (the objective's percentile) against the baseline's in the same
+	// block, one family over the report.
 	var cs []paired.Comparison
-	var keys []capKey
-	base := cmp.Or(meta.Baseline, DefaultBaseline)
+	var keys []latKey
+	base := rep.baseline()
 	for _, sec := range rep.sections() {
-		bv := rep.blockCaps(capKey{sec.Workload, sec.Driver, base})
-		for _, m := range meta.Modes {
-			if m == base || m == Noop {
-				continue
-			}
-			dv := rep.blockCaps(capKey{sec.Workload, sec.Driver, m})
-			var c paired.Comparison
-			c.Design, c.Baseline, c.Metric = m, base, "capacity"
-			for b, v := range dv {
-				if w, ok := bv[b]; ok {
-					c.DesignValues, c.BaselineValues = append(c.DesignValues, v), append(c.BaselineValues, w)
+		for _, rate := range rep.ladderRates(sec) {
+			bv := rep.blockLatency(sec, base, rate)
+			for _, m := range meta.Modes {
+				if m == base || m == Noop {
+					continue
 				}
-			}
-			if len(c.DesignValues) > 0 {
-				cs, keys = append(cs, c), append(keys, capKey{sec.Workload, sec.Driver, m})
+				dv := rep.blockLatency(sec, m, rate)
+				c := paired.Comparison{Design: m, Baseline: base, Metric: fmt.Sprintf("%s at %s/s", rep.SLO.Pct, fmtNum(float64(rate)))}
+				for _, b := range slices.Sorted(maps.Keys(dv)) {
+					if w, ok := bv[b]; ok {
+						c.DesignValues, c.BaselineValues = append(c.DesignValues, dv[b]), append(c.BaselineValues, w)
+					}
+				}
+				if len(c.DesignValues) > 0 {
+					cs, keys = append(cs, c), append(keys, latKey{capKey{sec.Workload, sec.Driver, m}, rate})
+				}
 			}
 		}
 	}
 	if len(cs) > 0 {
-		vs, err := paired.Analyse(cs, Alpha)
+		ps, err := paired.Confirm(cs, Alpha, rep.margin())
 		if err != nil {
 			return nil, err
 		}
-		for i, v := range vs {
-			rep.verdicts[keys[i]] = v
+		for i, p := range ps {
+			rep.latency[keys[i]] = p
 		}
 	}
 	return rep, nil
+}
+
+func (rep *CapacityReport) baseline() string { return cmp.Or(rep.Meta.Baseline, DefaultBaseline) }
+
+// margin is the equivalence margin the study was run with.
+func (rep *CapacityReport) margin() float64 {
+	if rep.Meta.Gate != nil && rep.Meta.Gate.Margin > 0 {
+		return rep.Meta.Gate.Margin
+	}
+	return DefaultMargin
+}
+
+// blockLatency is a design's latency at a ladder rate in each block where
+// the point counts: the gate kept it, the driver offered the rate, and the
+// run has a positive figure.
+func (rep *CapacityReport) blockLatency(sec capKey, mode string, rate int) map[int]float64 {
+	out := map[int]float64{}
+	for _, p := range rep.ladderPoints(sec, mode, rate) {
+		if r, ok := rep.runs[p.RunID]; ok && r.Result != nil && p.Beyond == "" {
+			if v := rep.SLO.LatencyMs(r.Result.LatencyMs); v > 0 {
+				out[p.Block] = v
+			}
+		}
+	}
+	return out
 }
 
 // sections are the workload · driver pairs of the study, in meta's order.
@@ -89,89 +126,70 @@ func (rep *CapacityReport) sections() []capKey {
 	return out
 }
 
-// blockCaps is a design's capacity in each block where its knee was found.
-func (rep *CapacityReport) blockCaps(k capKey) map[int]float64 {
-	out := map[int]float64{}
+// knees are a design's knees, one per block.
+func (rep *CapacityReport) knees(k capKey) []record.CapKnee {
+	var out []record.CapKnee
 	for _, kn := range rep.Cap.Knees {
-		if kn.Workload == k.Workload && kn.Driver == k.Driver && kn.Mode == k.Mode && kn.Found {
-			out[kn.Block] = float64(kn.Rate)
+		if kn.Workload == k.Workload && kn.Driver == k.Driver && kn.Mode == k.Mode {
+			out = append(out, kn)
 		}
 	}
 	return out
 }
 
-// capStat is a design's capacity over the blocks where it was found.
-func (rep *CapacityReport) capStat(k capKey) (Stat, int) {
-	var vals []float64
-	var ids []string
-	blocks := 0
-	for _, kn := range rep.Cap.Knees {
-		if kn.Workload == k.Workload && kn.Driver == k.Driver && kn.Mode == k.Mode {
-			blocks++
-			if kn.Found {
-				vals = append(vals, float64(kn.Rate))
-				ids = append(ids, fmt.Sprintf("block %d", kn.Block))
-			}
-		}
-	}
-	return statOfValues(vals, ids), blocks
+// bracket is a knee as the search found it: its last passing and first
+// failing rate, "[8,000, 8,600]".
+func bracket(pass, fail float64) string {
+	return "[" + fmtNum(pass) + ", " + fmtNum(fail) + "]"
 }
 
-// Headline is the report's first line per workload and driver: "capacity
-// at p99 ≤ 1 ms: mutex X, inputQ Y (−z% [a, b]), …".
-func (rep *CapacityReport) Headline(sec capKey) string {
-	var parts []string
-	for _, m := range rep.Meta.Modes {
-		k := capKey{sec.Workload, sec.Driver, m}
-		st, blocks := rep.capStat(k)
-		if blocks == 0 {
-			continue
-		}
-		s := m + " " + rep.capText(k, st)
-		if v, ok := rep.verdicts[k]; ok {
-			s += " (" + pctRange(v) + ")"
-		}
-		parts = append(parts, s)
-	}
-	return fmt.Sprintf("%s · %s: capacity at %s: %s", sec.Workload, sec.Driver, rep.SLO.Title(), strings.Join(parts, ", "))
-}
-
-// capText is a design's capacity, or, where no block found it but every
-// block passed the whole ladder, the ladder's top as a lower bound.
-func (rep *CapacityReport) capText(k capKey, st Stat) string {
-	if st.N > 0 {
-		return fmtRate(st)
-	}
+// capText is a design's capacity over the blocks: the median of the last
+// passing and the median of the first failing rates where the knee was
+// found; or, where no block found it but every block passed the whole
+// ladder, the ladder's top as a lower bound. The knees lie on the search's
+// grid, so they get no interval: the brackets say what the search knows.
+func (rep *CapacityReport) capText(k capKey) string {
+	var pass, fail []float64
 	low, above := math.Inf(1), true
-	for _, kn := range rep.Cap.Knees {
-		if kn.Workload == k.Workload && kn.Driver == k.Driver && kn.Mode == k.Mode {
-			above = above && kn.State == plan.KneeAbove.String()
-			low = math.Min(low, float64(kn.Rate))
+	kns := rep.knees(k)
+	for _, kn := range kns {
+		if kn.Found {
+			pass, fail = append(pass, float64(kn.Rate)), append(fail, float64(kn.Fail))
 		}
+		above = above && kn.State == plan.KneeAbove.String()
+		low = math.Min(low, float64(kn.Rate))
 	}
-	if above && !math.IsInf(low, 1) {
+	switch {
+	case len(pass) > 0:
+		return bracket(capMedian(pass), capMedian(fail)) + " calls/s"
+	case above && len(kns) > 0:
 		return "≥ " + fmtNum(low) + "/s (above the ladder)"
 	}
 	return "not found"
 }
 
-func fmtRate(s Stat) string {
-	if s.N == 0 {
-		return "not found"
+func capMedian(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
 	}
-	if s.N == 1 {
-		return fmtNum(s.Median) + "/s"
-	}
-	return fmt.Sprintf("%s/s (%s–%s)", fmtNum(s.Median), fmtNum(s.Min), fmtNum(s.Max))
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// pctRange is a verdict's effect and interval: "−12% [−15%, −9%]".
-func pctRange(v paired.Verdict) string {
-	short := v.Short()
-	if i := strings.Index(short, "]"); i >= 0 {
-		return short[:i+1]
+// Headline is the report's first line per workload and driver: "capacity
+// at p99 ≤ 6 ms: mutex [8,000, 8,600] calls/s, …".
+func (rep *CapacityReport) Headline(sec capKey) string {
+	var parts []string
+	for _, m := range rep.Meta.Modes {
+		k := capKey{sec.Workload, sec.Driver, m}
+		if len(rep.knees(k)) == 0 {
+			continue
+		}
+		parts = append(parts, m+" "+rep.capText(k))
 	}
-	return short
+	return fmt.Sprintf("%s · %s: capacity at %s, between the last passing and the first failing rate (medians over the blocks): %s",
+		sec.Workload, sec.Driver, rep.SLO.Title(), strings.Join(parts, ", "))
 }
 
 func (rep *CapacityReport) blocks(withCharts bool) []block {
@@ -189,21 +207,41 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 		"%s measured after %s of warm-up, at most %d calls in flight.",
 		rep.Meta.Command, commitText(rep.Meta), rep.Cap.SLO, rep.SLO.Pct, plan.FormatFloat(rep.SLO.BoundMs()), plan.FormatFloat(100*rep.SLO.Achieved), rep.SLO.Errors,
 		ladder, rep.Cap.Refine, rep.Meta.Reps, seedText(rep.Meta.Seed), rep.Meta.Duration, rep.Meta.Warmup, rep.Meta.MaxVUsOpen)), toc{})
+	if len(rep.Cap.Floors) > 0 {
+		var fs []string
+		for _, f := range rep.Cap.Floors {
+			f1 := fmt.Sprintf("%s ms on %s · %s at %s calls/s (run %s)", plan.FormatFloat(math.Round(f.P99Ms*1000)/1000), f.Workload, f.Driver, fmtNum(float64(f.Rate)), f.RunID)
+			if f.Spoiled != "" {
+				f1 += ", measured beside something else every time: " + f.Spoiled
+			}
+			fs = append(fs, f1)
+		}
+		out = append(out, para(fmt.Sprintf("The objective's bound comes from the harness's floor, measured before the search: the %s server's p99 in the open model at the ladder's lowest rate was %s; "+
+			"the bound is %s× the highest (-floor-multiple), rounded up to 0.1 ms. A design's latency stands on this floor, so an objective below it finds no capacity.",
+			Noop, strings.Join(fs, "; "), plan.FormatFloat(rep.Cap.FloorMultiple))))
+	} else {
+		out = append(out, para("The objective was given with -slo."))
+	}
 	for _, c := range rep.Cap.Ceilings {
 		out = append(out, para(fmt.Sprintf("Ceiling of %s · %s: the noop server served %s calls/s to %d closed-model callers (run %s).",
 			c.Workload, c.Driver, fmtNum(c.CallsPerS), rep.Cap.ProbeCallers, c.RunID)))
 	}
+	out = append(out, para(rep.gateText()))
 	out = append(out, heading{2, "Capacity under the objective"})
-	out = append(out, para(fmt.Sprintf("A design's capacity in a block is its highest rate that met the objective below its lowest that did not; it is claimed only "+
-		"when every rate tried below it passed and every one above failed (else *not found*, with why). Median over the blocks where it was found (range); "+
-		"against %s, the geometric mean of the per-block capacity ratios with a 95%% interval and a signed-rank test, Holm-adjusted over this table.",
-		cmp.Or(rep.Meta.Baseline, DefaultBaseline))))
+	out = append(out, para(fmt.Sprintf("A design's knee in a block is a bracket: its highest rate that met the objective and its lowest that did not, "+
+		"[last passing, first failing]; it is claimed only when every rate tried below it passed and every one above failed (else *not found*, with why). "+
+		"The ladder sets the brackets and %d bisection steps halve each one as many times, so a knee is known to within its bracket and no closer: "+
+		"the brackets are given as they are, each block's and the medians of their ends, with no interval, for the knees lie on the search's grid. "+
+		"The comparison of the designs is the latency at fixed offered rates, below.", rep.Cap.Refine)))
 	for _, sec := range rep.sections() {
 		out = append(out, heading{3, sec.Workload + " · " + sec.Driver})
 		out = append(out, rep.capacityTable(sec))
 		if withCharts {
 			out = append(out, rep.curveChart(sec))
 		}
+	}
+	if len(rep.latency) > 0 {
+		out = append(out, rep.latencyBlocks()...)
 	}
 	out = append(out, heading{2, "Latency against offered load"})
 	out = append(out, para("Every ladder rate, per design: medians over the blocks (range) of the driver's percentiles from intended start, the achieved share of "+
@@ -219,10 +257,12 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 	}
 	if len(rep.Cap.Overruns) > 0 {
 		out = append(out, heading{2, "Overload"})
-		out = append(out, para(fmt.Sprintf("Past capacity: every design at %s× the best design's capacity for the overload phase, then at %s× for the phase after it, "+
-			"under each admission policy; the bound N of a policy is the best capacity × the objective's latency (Little's law), the same for every design. "+
-			"Goodput is OK calls/s in the overload phase; the p99 is that of the calls answered OK; peaks are over both phases, RSS against the server's "+
-			"RSS after its warm-up at capacity; recovery is the time from the drop until every %s interval after it met the objective's latency.",
+		out = append(out, para(fmt.Sprintf("Past capacity, in every block: every design at %s× the best design's capacity (the highest median last passing rate) "+
+			"for the overload phase, then at %s× for the phase after it, under each admission policy; the bound N of a policy is the best capacity × the "+
+			"objective's latency (Little's law), the same for every design. Goodput is OK calls/s in the overload phase, and its share of the best capacity; "+
+			"the p99 is that of the calls answered OK; peaks are over both phases, RSS against the server's RSS after its warm-up at capacity; recovery is "+
+			"the time from the drop until every %s interval after it met the objective's latency (the whole phase when it never did). Over the blocks the "+
+			"gate kept: means (geometric for the p99 and the RSS) with 95%% t intervals, errors summed, the highest peak of goroutines.",
 			plan.FormatFloat(rep.Cap.Overload), plan.FormatFloat(rep.Cap.Recover), "100 ms")))
 		for _, p := range plan.Policies {
 			if slices.Contains(rep.Cap.Policies, p.Name) {
@@ -253,37 +293,89 @@ func seedText(seed *int) string {
 }
 
 func (rep *CapacityReport) capacityTable(sec capKey) table {
-	t := table{header: []string{"design", "capacity (calls/s)", "blocks found", "vs " + cmp.Or(rep.Meta.Baseline, DefaultBaseline), "not found"}}
+	t := table{header: []string{"design", "capacity: medians of the brackets (calls/s)", "brackets per block", "blocks found", "not found"}}
 	for _, m := range rep.Meta.Modes {
 		k := capKey{sec.Workload, sec.Driver, m}
-		st, blocks := rep.capStat(k)
-		if blocks == 0 {
+		kns := rep.knees(k)
+		if len(kns) == 0 {
 			continue
 		}
-		vs := "—"
-		if v, ok := rep.verdicts[k]; ok {
-			vs = v.Short()
-		}
-		var why []string
-		for _, kn := range rep.Cap.Knees {
-			if kn.Workload == sec.Workload && kn.Driver == sec.Driver && kn.Mode == m && !kn.Found {
-				w := fmt.Sprintf("block %d: %s", kn.Block, kn.State)
-				if kn.Rate > 0 {
-					w += fmt.Sprintf(" (≥ %s/s)", fmtNum(float64(kn.Rate)))
-				}
-				why = append(why, w)
+		var found int
+		var brackets, why []string
+		for _, kn := range kns {
+			if kn.Found {
+				found++
+				brackets = append(brackets, fmt.Sprintf("%d: %s", kn.Block, bracket(float64(kn.Rate), float64(kn.Fail))))
+				continue
 			}
+			w := fmt.Sprintf("block %d: %s", kn.Block, kn.State)
+			if kn.Rate > 0 {
+				w += fmt.Sprintf(" (≥ %s/s)", fmtNum(float64(kn.Rate)))
+			}
+			why = append(why, w)
 		}
-		t.rows = append(t.rows, []string{m, rep.capText(k, st), fmt.Sprintf("%d of %d", st.N, blocks), vs, cmp.Or(strings.Join(why, "; "), "—")})
+		t.rows = append(t.rows, []string{m, rep.capText(k), cmp.Or(strings.Join(brackets, "; "), "—"), fmt.Sprintf("%d of %d", found, len(kns)), cmp.Or(strings.Join(why, "; "), "—")})
 	}
 	return t
+}
+
+// latencyTable is the fixed-rate comparison of one workload and driver:
+// per rate and design, the median latency over the clean blocks and the
+// paired effect against the baseline.
+func (rep *CapacityReport) latencyTable(sec capKey) table {
+	t := table{header: []string{"offered (calls/s)", "design", rep.SLO.Pct + ": median over the blocks", rep.baseline() + "'s", "against " + rep.baseline() + " (blocks)"}}
+	for _, rate := range rep.ladderRates(sec) {
+		base := rep.blockLatency(sec, rep.baseline(), rate)
+		for _, m := range rep.Meta.Modes {
+			p, ok := rep.latency[latKey{capKey{sec.Workload, sec.Driver, m}, rate}]
+			if !ok {
+				continue
+			}
+			dv := rep.blockLatency(sec, m, rate)
+			t.rows = append(t.rows, []string{fmtNum(float64(rate)), m, fmtMs(capMedian(slices.Collect(maps.Values(dv)))), fmtMs(capMedian(slices.Collect(maps.Values(base)))),
+				fmt.Sprintf("%s (%d)", p.Short(), p.N)})
+		}
+	}
+	return t
+}
+
+// latencyBlocks are the section of the fixed-rate comparison.
+func (rep *CapacityReport) latencyBlocks() []block {
+	var out []block
+	out = append(out, heading{2, "Latency at fixed offered rates"})
+	out = append(out, para(fmt.Sprintf("The primary comparison: at every ladder rate, which every design was offered in every block, each design's %s against %s's "+
+		"in the same block. Per comparison, Yuen's trimmed mean of the per-block log ratios with its 95%% interval; Holm-adjusted over the %d comparisons of "+
+		"this report; equivalence within ±%s by two one-sided tests; fewer than %d clean blocks is too few for a verdict. Negative is faster than %s.",
+		rep.SLO.Pct, rep.baseline(), len(rep.latency), paired.PctAbs(rep.margin()), paired.MinBlocksRobust, rep.baseline())))
+	for _, sec := range rep.sections() {
+		out = append(out, heading{3, sec.Workload + " · " + sec.Driver + ": " + rep.SLO.Pct + " against " + rep.baseline()})
+		out = append(out, rep.latencyTable(sec))
+	}
+	return out
+}
+
+// gateText says what the validity gate did in the study.
+func (rep *CapacityReport) gateText() string {
+	g := rep.Cap.Gate
+	rule := "no rule recorded"
+	if mg := rep.Meta.Gate; mg != nil {
+		if mg.MaxForeign > 0 {
+			rule = fmt.Sprintf("a run that something else took more than %s of its CPUs from spoils its cell, which runs again up to %d more times",
+				UnitShare.Format(mg.MaxForeign), mg.Reruns)
+		} else {
+			rule = "the rule was off (-max-foreign 0)"
+		}
+	}
+	return fmt.Sprintf("The validity gate (%s): of %d cells (a ladder rate with every design, a refinement run, a design under a policy, each in a block), "+
+		"%d were rerun and %d dropped after every rerun, with %d spoiled runs in all. A dropped cell's points are kept in capacity.json but neither judged nor compared.",
+		rule, g.Cells, g.Rerun, g.Dropped, g.SpoiledRuns)
 }
 
 // ladderPoints are the ladder's points of a design at a rate, over blocks.
 func (rep *CapacityReport) ladderPoints(sec capKey, mode string, rate int) []record.CapPoint {
 	var out []record.CapPoint
 	for _, p := range rep.Cap.Points {
-		if p.Phase == "ladder" && p.Workload == sec.Workload && p.Driver == sec.Driver && p.Mode == mode && p.Rate == rate {
+		if p.Phase == "ladder" && p.Workload == sec.Workload && p.Driver == sec.Driver && p.Mode == mode && p.Rate == rate && p.Spoiled == "" {
 			out = append(out, p)
 		}
 	}
@@ -408,35 +500,6 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 		return para("chart " + title + " failed: " + err.Error())
 	}
 	return chart{title: title, svg: svg}
-}
-
-func (rep *CapacityReport) overloadTable() table {
-	t := table{header: []string{"workload", "design", "policy", "N", "offered → after (calls/s)", "goodput (calls/s)", "p99 of OK calls",
-		"errors by code", "peak goroutines", "peak RSS (× at capacity)", "recovery"}}
-	for _, o := range rep.Cap.Overruns {
-		row := []string{o.Workload, o.Mode, o.Policy, boundText(o.Bound), fmt.Sprintf("%s → %s", fmtNum(float64(o.Rate)), fmtNum(float64(o.RecoverRate)))}
-		r, ok := rep.runs[o.RunID]
-		if o.NA != "" || !ok || r.Result == nil {
-			t.rows = append(t.rows, append(row, "n/a: "+cmp.Or(o.NA, "no run"), "", "", "", "", ""))
-			continue
-		}
-		res := r.Result
-		okp99 := "—"
-		if res.LatencyOKMs != nil && res.OK > 0 {
-			okp99 = fmtMs(res.LatencyOKMs.P99)
-		}
-		recov := "not within the phase"
-		if o.Recovered {
-			recov = fmt.Sprintf("%.1f s", o.RecoveryS)
-		}
-		rss := fmt.Sprintf("%.1f MiB", float64(o.PeakRSS)/(1<<20))
-		if o.BaseRSS > 0 {
-			rss += fmt.Sprintf(" (%.2f×)", float64(o.PeakRSS)/float64(o.BaseRSS))
-		}
-		t.rows = append(t.rows, append(row, fmtNum(float64(res.OK)/res.DurationS), okp99, codesText(res.ByCode),
-			fmt.Sprint(o.PeakGoroutines), rss, recov))
-	}
-	return t
 }
 
 func boundText(n int) string {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,66 +28,89 @@ func capRun(id, mode string, rate int, p99 float64, res func(*summary.Summary)) 
 		Stats: stats, StatsBefore: stats}
 }
 
-// capFixture is a study of mutex and inputQ over three blocks: mutex's
-// knee at 8,000/s in every block, inputQ's at 6,000, 6,500 and 6,000 (so
-// −23% on average), noop above the ladder; then the overload phase.
+// capFixture is a study of mutex and inputQ over five blocks: mutex's knee
+// in [8,000, 8,500] in every block, inputQ's in [6,000, 6,500] or [6,500,
+// 7,000], noop above the ladder; at 5,000/s inputQ's p99 half again
+// mutex's in every block; then the overload phase in every block, one of
+// its attempts spoiled by the gate and run again.
 func capFixture() (record.Meta, *record.Capacity, []*record.Run) {
 	seed := 7
 	meta := record.Meta{Command: "compare -study capacity", Workloads: []string{"counter"}, Modes: []string{"mutex", "inputQ", "noop"},
-		Drivers: []string{"go"}, Model: "open", Duration: "1s", Warmup: "250ms", Reps: 3, Seed: &seed, Baseline: "mutex", MaxVUsOpen: 1000}
-	c := &record.Capacity{SLO: plan.DefaultSLO, Steps: []float64{0.5, 1}, Refine: 1, ProbeCallers: 100, Overload: 1.5, Recover: 0.5,
-		Policies: plan.PolicyNames(), Ceilings: []record.Ceiling{{Workload: "counter", Driver: "go", CallsPerS: 10000, RunID: "001-probe"}}}
+		Drivers: []string{"go"}, Model: "open", Duration: "1s", Warmup: "250ms", Reps: 5, Seed: &seed, Baseline: "mutex", MaxVUsOpen: 1000,
+		Gate: &record.Gate{MaxForeign: 0.1, Reruns: 2, Margin: 0.03}}
+	c := &record.Capacity{SLO: "p99<=1ms,achieved>=0.99,errors=0", Steps: []float64{0.5, 1}, Refine: 1, ProbeCallers: 100, Overload: 1.5, Recover: 0.5,
+		Policies: plan.PolicyNames(), Ceilings: []record.Ceiling{{Workload: "counter", Driver: "go", CallsPerS: 10000, RunID: "001-probe"}},
+		FloorMultiple: 3, Floors: []record.Floor{{Workload: "counter", Driver: "go", Rate: 5000, P99Ms: 0.3, RunID: "002-floor"}},
+		Gate: record.CapGate{Cells: 40, Rerun: 1, SpoiledRuns: 1}}
 	var runs []*record.Run
-	caps := map[string][]int{"mutex": {8000, 8000, 8000}, "inputQ": {6000, 6500, 6000}, "noop": {20000, 20000, 20000}}
-	for b := 1; b <= 3; b++ {
+	caps := map[string][]int{"mutex": {8000, 8000, 8000, 8000, 8000}, "inputQ": {6000, 6500, 6000, 6000, 6500}}
+	slow := map[string]float64{"mutex": 0.4, "inputQ": 0.6, "noop": 0.3}
+	for b := 1; b <= 5; b++ {
 		for _, m := range meta.Modes {
 			for _, rate := range []int{5000, 10000} {
 				id := strings.Join([]string{"ladder", m, itoa(rate), "b" + itoa(b)}, "-")
-				p99 := 0.4
-				if rate > caps[m][b-1] {
-					p99 = 7.5
+				p99 := slow[m] * (1 + 0.01*float64(b))
+				if m != "noop" && rate > caps[m][b-1] {
+					p99 = 7.5 * slow[m] / 0.4 * (1 + 0.01*float64(b))
 				}
 				runs = append(runs, capRun(id, m, rate, p99, nil))
 				c.Points = append(c.Points, record.CapPoint{Workload: "counter", Driver: "go", Mode: m, Block: b, Phase: "ladder", Rate: rate, RunID: id,
 					Pass: p99 < 1})
 			}
-			k := record.CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: plan.KneeFound.String(), Found: true, Rate: caps[m][b-1], Fail: 10000}
-			if m == "noop" {
-				k = record.CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: plan.KneeAbove.String(), Rate: 10000}
+			k := record.CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: plan.KneeAbove.String(), Rate: 10000}
+			if m != "noop" {
+				k = record.CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: plan.KneeFound.String(), Found: true, Rate: caps[m][b-1], Fail: caps[m][b-1] + 500}
 			}
 			c.Knees = append(c.Knees, k)
 		}
 	}
 	c.Points[len(c.Points)-1].Beyond = "go dropped 12 calls using 97% of its CPUs"
-	for _, o := range []struct {
-		mode, policy string
-		goodput      int64
-		rejected     int64
-		okP99        float64
-		gor          int64
-		rss          uint64
-		recovered    bool
-	}{
-		{"mutex", "none", 9000, 0, 850, 4100, 300 << 20, false},
-		{"mutex", "max-inflight", 8000, 4000, 0.9, 60, 30 << 20, true},
-		{"inputQ", "owner-queue", 6000, 6000, 0.8, 40, 25 << 20, true},
-	} {
-		id := "over-" + o.mode + "-" + o.policy
-		runs = append(runs, capRun(id, o.mode, 12000, 900, func(s *summary.Summary) {
-			s.OK, s.UnexpectedErrors = o.goodput*2, o.rejected*2
-			s.DurationS, s.Calls = 2, s.OK+s.UnexpectedErrors
-			s.ByCode = map[string]int64{"OK": s.OK}
-			if o.rejected > 0 {
-				s.ByCode["RESOURCE_EXHAUSTED"] = o.rejected * 2
+	for b := 1; b <= 5; b++ {
+		for _, o := range []struct {
+			mode, policy string
+			goodput      int64
+			rejected     int64
+			okP99        float64
+			gor          int64
+			rss          uint64
+			recovered    bool
+		}{
+			{"mutex", "none", 9000, 0, 850, 4100, 300 << 20, false},
+			{"mutex", "max-inflight", 8000, 4000, 0.9, 60, 30 << 20, true},
+			{"mutex", "max-calls", 7900, 4100, 0.8, 50, 24 << 20, true},
+			{"inputQ", "owner-queue", 6000, 6000, 0.8, 40, 25 << 20, true},
+		} {
+			id := fmt.Sprintf("over-%s-%s-b%d", o.mode, o.policy, b)
+			spread := int64(100 * (b - 3)) // the blocks differ a little
+			runs = append(runs, capRun(id, o.mode, 12000, 900, func(s *summary.Summary) {
+				s.OK, s.UnexpectedErrors = (o.goodput+spread)*2, o.rejected*2
+				s.DurationS, s.Calls = 2, s.OK+s.UnexpectedErrors
+				s.ByCode = map[string]int64{"OK": s.OK}
+				if o.rejected > 0 {
+					s.ByCode["RESOURCE_EXHAUSTED"] = o.rejected * 2
+				}
+				s.LatencyOKMs = &summary.LatencyMs{P99: o.okP99 * (1 + 0.01*float64(b))}
+			}))
+			or := record.OverloadRun{Workload: "counter", Driver: "go", Mode: o.mode, Policy: o.policy, Block: b, Attempt: 1, Bound: 8, Capacity: 8000,
+				Rate: 12000, RecoverRate: 4000, RunID: id, RecoverID: "rec-" + id, BaseRSS: 20 << 20, PeakRSS: o.rss, PeakGoroutines: o.gor,
+				Recovered: o.recovered, RecoveryS: 0.3}
+			if o.policy == "none" {
+				or.Bound = 0
 			}
-			s.LatencyOKMs = &summary.LatencyMs{P99: o.okP99}
-		}))
-		c.Overruns = append(c.Overruns, record.OverloadRun{Workload: "counter", Driver: "go", Mode: o.mode, Policy: o.policy, Bound: 8, Capacity: 8000,
-			Rate: 12000, RecoverRate: 4000, RunID: id, RecoverID: "rec-" + id, BaseRSS: 20 << 20, PeakRSS: o.rss, PeakGoroutines: o.gor,
-			Recovered: o.recovered, RecoveryS: 0.3})
+			runs = append(runs, capRun(or.RecoverID, o.mode, 4000, 0.5, nil)) // 1 s
+			if b == 3 && o.policy == "max-calls" {
+				// The first attempt ran beside something else: spoiled,
+				// with a goodput that would show if it were counted.
+				spoiled := or
+				spoiled.RunID, spoiled.Spoiled = id+"-spoiled", "foreign CPU 40%"
+				runs = append(runs, capRun(spoiled.RunID, o.mode, 12000, 900, func(s *summary.Summary) { s.OK, s.DurationS = 2, 2 }))
+				c.Overruns = append(c.Overruns, spoiled)
+				or.Attempt = 2
+			}
+			c.Overruns = append(c.Overruns, or)
+		}
 	}
-	c.Overruns[0].Bound = 0
-	c.Overruns = append(c.Overruns, record.OverloadRun{Workload: "counter", Driver: "go", Mode: "mutex", Policy: "owner-queue", Bound: 8, Capacity: 8000,
+	c.Overruns = append(c.Overruns, record.OverloadRun{Workload: "counter", Driver: "go", Mode: "mutex", Policy: "owner-queue", Block: 1, Bound: 8, Capacity: 8000,
 		Rate: 12000, RecoverRate: 4000, NA: "mutex has no owner queue"})
 	return meta, c, runs
 }
@@ -96,12 +120,19 @@ func TestCapacityHeadlineAndTables(t *testing.T) {
 	rep, err := NewCapacity(meta, c, runs)
 	require.NoError(t, err)
 	md := rep.Markdown()
-	assert.Contains(t, md, "counter · go: capacity at p99 ≤ 1 ms: mutex 8,000/s (8,000–8,000), inputQ 6,000/s (6,000–6,500) (−23% [", "the headline")
-	assert.Contains(t, md, "noop ≥ 10,000/s (above the ladder)", "noop's knee lay above the ladder")
+	assert.Contains(t, md, "counter · go: capacity at p99 ≤ 1 ms, between the last passing and the first failing rate (medians over the blocks): "+
+		"mutex [8,000, 8,500] calls/s, inputQ [6,000, 6,500] calls/s, noop ≥ 10,000/s (above the ladder)", "the headline: brackets")
+	assert.Contains(t, md, "| inputQ | [6,000, 6,500] calls/s | 1: [6,000, 6,500]; 2: [6,500, 7,000]; 3: [6,000, 6,500]; 4: [6,000, 6,500]; 5: [6,500, 7,000] | 5 of 5 | — |", "every block's bracket")
 	assert.Contains(t, md, "block 1: above the highest rate tried (≥ 10,000/s)")
-	assert.Contains(t, md, "too few repetitions for a test (n=3 blocks)", "three blocks cannot reach p ≤ 0.05")
-	assert.Contains(t, md, "| counter | mutex | none | — | 12,000 → 4,000 | 9,000 | 850.00ms | none | 4100 | 300.0 MiB (15.00×) | not within the phase |")
-	assert.Contains(t, md, "| counter | mutex | max-inflight | 8 | 12,000 → 4,000 | 8,000 | 900.0µs | RESOURCE_EXHAUSTED 8,000 | 60 | 30.0 MiB (1.50×) | 0.3 s |")
+	assert.NotContains(t, md, "0% [0%, 0%]", "no interval on knees that lie on a grid")
+	assert.Regexp(t, `\| 5,000 \| inputQ \| 618\.0µs \| 412\.0µs \| \+50% \[\+50%, \+50%\] p_adj=\S+ \(5\) \|`, md, "the latency at a fixed rate, paired per block")
+	assert.Contains(t, md, "The objective's bound comes from the harness's floor", "the floor that set the objective")
+	assert.Contains(t, md, "0.3 ms on counter · go at 5,000 calls/s (run 002-floor)")
+	assert.Contains(t, md, "of 40 cells (a ladder rate with every design, a refinement run, a design under a policy, each in a block), 1 were rerun and 0 dropped")
+	assert.Contains(t, md, "| counter | mutex | max-calls | 8 | 12,000 → 4,000 | 5 of 5 | 7,900 [7,704, 8,096] | 99% [96%, 101%] |",
+		"the overload phase over the blocks, the spoiled attempt left out")
+	assert.Contains(t, md, "| counter | mutex | none | — | 12,000 → 4,000 | 5 of 5 | 9,000 [8,804, 9,196] |")
+	assert.Contains(t, md, "(recovered in 0 of 5)", "none never recovered within the phase")
 	assert.Contains(t, md, "n/a: mutex has no owner queue")
 	assert.Contains(t, md, "could not offer these rates on its CPUs", "a point beyond the driver is said, not plotted")
 	page, err := rep.HTML()

@@ -31,16 +31,18 @@ import (
 var Studies = []string{"compare", "capacity"}
 
 // The capacity study's defaults, where they differ from the comparison's:
-// every design the study is about, the Go driver only (h2load cannot hold a
-// rate), and short runs so that the search, three blocks and the overload
-// phase fit in 10 minutes on 2 CPUs (CapacityEstimate says how long).
+// every design the study is about on one workload, the Go driver only
+// (h2load cannot hold a rate), paired.MinBlocksRobust blocks (the fewest
+// the paired analysis judges) and short runs, so that the search and the
+// overload phase in every block fit in 10 minutes on 2 CPUs
+// (CapacityEstimate says how long; the gate's reruns come on top).
 const (
-	CapacityWorkloads = "counter,bank-A"
+	CapacityWorkloads = "counter"
 	CapacityModes     = "mutex,inputQ,inputQ-batch,combining,sharded,noop"
 	CapacityDrivers   = "go"
 	CapacityDuration  = time.Second
 	CapacityWarmup    = 250 * time.Millisecond
-	CapacityReps      = 3
+	CapacityReps      = paired.MinBlocksRobust
 	// A run of the Go driver costs about this much besides its warm-up and
 	// window: a fresh server, two driver processes connecting, the reset
 	// and the stats.
@@ -57,7 +59,7 @@ const (
 type CapacityOptions struct {
 	Study, SLO, Steps, Policies string
 	Refine, ProbeCallers        int
-	Overload, Recover           float64
+	Overload, Recover, Floor    float64
 	OverloadFor, RecoverFor     time.Duration
 }
 
@@ -66,30 +68,35 @@ func CapacityFlags(fs *flag.FlagSet) *CapacityOptions {
 	co := &CapacityOptions{}
 	fs.StringVar(&co.Study, "study", "compare", "what to run: "+strings.Join(Studies, " or ")+
 		" (the highest rate each design serves within -slo, found per block in the open model, then past it; docs/methodology.md)")
-	fs.StringVar(&co.SLO, "slo", plan.DefaultSLO, "capacity: the objective a rate must meet: a latency percentile bound (p50, p90, p95, p99, p99.9), achieved>=share of the offered rate, errors=most unexpected errors")
+	fs.StringVar(&co.SLO, "slo", "", "capacity: the objective a rate must meet, e.g. "+plan.ExampleSLO+": a latency percentile bound (p50, p90, p95, p99, p99.9), achieved>=share of the offered rate, errors=most unexpected errors (default: from the floor, see -floor-multiple)")
+	fs.Float64Var(&co.Floor, "floor-multiple", plan.DefaultFloorMultiple, "capacity: without -slo, the objective is p99 <= this many times the noop server's p99 at the ladder's lowest rate (the harness's floor, measured first)")
 	fs.StringVar(&co.Steps, "steps", plan.DefaultSteps, "capacity: the ladder, in percent of the noop server's ceiling (-rates instead gives calls/s and skips the probe)")
 	fs.IntVar(&co.Refine, "refine", 2, "capacity: bisection steps between the last passing and the first failing rate, per design and block")
 	fs.IntVar(&co.ProbeCallers, "probe-callers", 100, "capacity: closed-model callers of the noop probe that sets the ceiling")
 	fs.Float64Var(&co.Overload, "overload", 1.5, "capacity: the overload phase's rate, as a multiple of the best design's capacity")
 	fs.Float64Var(&co.Recover, "recover", 0.5, "capacity: the rate after the overload, as a multiple of the best design's capacity")
-	fs.DurationVar(&co.OverloadFor, "overload-for", 1500*time.Millisecond, "capacity: how long the overload lasts (0: no overload phase)")
-	fs.DurationVar(&co.RecoverFor, "recover-for", 1500*time.Millisecond, "capacity: how long the phase after it lasts")
+	fs.DurationVar(&co.OverloadFor, "overload-for", time.Second, "capacity: how long the overload lasts, in every block (0: no overload phase)")
+	fs.DurationVar(&co.RecoverFor, "recover-for", time.Second, "capacity: how long the phase after it lasts")
 	fs.StringVar(&co.Policies, "policies", strings.Join(plan.PolicyNames(), ","), "capacity: the admission policies the overload phase compares: "+strings.Join(plan.PolicyNames(), ", "))
 	return co
 }
 
 // Capacity is a checked capacity study.
 type Capacity struct {
-	SLO          plan.SLO
-	Steps        []float64 // of the ceiling; nil with Rates
-	Rates        []int     // an explicit ladder; nil: from the probe
-	Refine       int
-	ProbeCallers int
-	Overload     float64
-	Recover      float64
-	OverloadFor  time.Duration
-	RecoverFor   time.Duration
-	Policies     []string
+	// SLO is the objective; with FloorMultiple > 0 it is set by the
+	// study from the floor it measures first (plan.FloorObjective), and
+	// zero until then.
+	SLO           plan.SLO
+	FloorMultiple float64
+	Steps         []float64 // of the ceiling; nil with Rates
+	Rates         []int     // an explicit ladder; nil: from the probe
+	Refine        int
+	ProbeCallers  int
+	Overload      float64
+	Recover       float64
+	OverloadFor   time.Duration
+	RecoverFor    time.Duration
+	Policies      []string
 }
 
 // NewCapacity checks the flags of a capacity study. set says which flags
@@ -98,8 +105,17 @@ type Capacity struct {
 func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numCPU int) (Config, Capacity, error) {
 	var cc Capacity
 	var err error
-	if cc.SLO, err = plan.ParseSLO(co.SLO); err != nil {
-		return Config{}, cc, err
+	switch {
+	case set("slo") && set("floor-multiple"):
+		return Config{}, cc, errors.New("-slo and -floor-multiple: give one (an objective, or the multiple of the floor that sets it)")
+	case set("slo"):
+		if cc.SLO, err = plan.ParseSLO(co.SLO); err != nil {
+			return Config{}, cc, err
+		}
+	case !(co.Floor > 1 && co.Floor <= 100):
+		return Config{}, cc, fmt.Errorf("-floor-multiple %v: want a multiple of the floor in (1, 100]", co.Floor)
+	default:
+		cc.FloorMultiple = co.Floor
 	}
 	if set("rates") {
 		if set("steps") {
@@ -174,13 +190,17 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 }
 
 // CapacityEstimate estimates the study's time on a 2-CPU machine, from its
-// runs and their durations: the probe, each block's ladder and refinement
-// for every design, and the overload phase.
+// runs and their durations: the probe and the floor, each block's ladder
+// and refinement for every design, and each block's overload phase. The
+// validity gate's reruns come on top.
 func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
 	run := cfg.Warmup + cfg.Duration + capacityRunOverhead
 	steps := len(cc.Steps) + len(cc.Rates)
 	wl := len(cfg.Workloads)
 	total := time.Duration(wl) * run // the probes
+	if cc.FloorMultiple > 0 {
+		total += time.Duration(wl) * run // the floors
+	}
 	total += time.Duration(cfg.Reps*wl*len(cfg.Drivers)*len(cfg.Modes)*(steps+cc.Refine)) * run
 	if cc.OverloadFor > 0 {
 		var n int
@@ -192,7 +212,7 @@ func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
 				}
 			}
 		}
-		total += time.Duration(wl*n) * (cfg.Warmup + cc.OverloadFor + cc.RecoverFor + 2*capacityRunOverhead)
+		total += time.Duration(cfg.Reps*wl*n) * (cfg.Warmup + cc.OverloadFor + cc.RecoverFor + 2*capacityRunOverhead)
 	}
 	return total
 }
@@ -210,28 +230,47 @@ func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writ
 	if cc.Rates == nil && !slices.Contains(cfg.Modes, report.Noop) {
 		return fmt.Errorf("-study capacity scales its ladder by the %s server's ceiling: add %s to -modes, or give -rates", report.Noop, report.Noop)
 	}
+	if cc.FloorMultiple > 0 && !slices.Contains(cfg.Modes, report.Noop) {
+		return fmt.Errorf("-study capacity sets its objective from the %s server's floor: add %s to -modes, or give -slo", report.Noop, report.Noop)
+	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("results", "capacity-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.Out, "runs"), 0o755); err != nil {
 		return err
 	}
+	release, err := labLock(ctx, lockPath(), out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	meta := newMeta(cfg, plan.NACells(cfg.Config, cat))
 	meta.Model, meta.Levels, meta.H2loadLevels, meta.MaxVUsOpen = "open", nil, nil, cfg.MaxVUs
 	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "locklab capacity: %s × %s; drivers %s; objective %s; %d blocks, seed %d; about %s; results in %s\n",
-		strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), cc.SLO,
+		strings.Join(meta.Workloads, ","), strings.Join(cfg.Modes, ","), strings.Join(cfg.Drivers, ","), objectiveText(cc),
 		cfg.Reps, cfg.Seed, CapacityEstimate(cfg, cc).Round(time.Second), cfg.Out)
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
 	}
+	checkQuiet(ctx, cfg, meta.Gate, out, warn)
 	s := &study{cfg: cfg, cc: cc, p: processes{}, runsDir: filepath.Join(cfg.Out, "runs"), out: out, na: meta.NA}
+	s.objectiveSet = func() error {
+		meta.Objective, meta.ObjectiveFrom = s.rec.SLO, objectiveFrom(s.cc)
+		return record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta)
+	}
 	runErr := s.run(ctx)
 	meta.Finished = time.Now().UTC()
 	if len(s.runs) == 0 {
 		return runErr
+	}
+	if s.rec.SLO == "" {
+		return fmt.Errorf("stopped before the objective was set, so no report (the %d runs are in %s): %w", len(s.runs), s.runsDir, runErr)
+	}
+	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return err
 	}
 	if err := record.WriteJSON(filepath.Join(cfg.Out, record.CapacityFile), s.rec); err != nil {
 		return err
@@ -261,12 +300,30 @@ type study struct {
 	rec   record.Capacity
 	runs  []*record.Run
 	start time.Time
+	// objectiveSet, if set, is told once the objective is known.
+	objectiveSet func() error
+}
+
+// objectiveText is the objective as the runner announces it.
+func objectiveText(cc Capacity) string {
+	if cc.FloorMultiple > 0 {
+		return objectiveFrom(cc)
+	}
+	return cc.SLO.String()
+}
+
+// objectiveFrom says where the objective came from.
+func objectiveFrom(cc Capacity) string {
+	if cc.FloorMultiple > 0 {
+		return fmt.Sprintf("%s× the %s server's p99 at the ladder's lowest rate (-floor-multiple)", plan.FormatFloat(cc.FloorMultiple), report.Noop)
+	}
+	return "-slo"
 }
 
 // run probes, searches block by block, then overloads.
 func (s *study) run(ctx context.Context) error {
 	s.start = time.Now()
-	s.rec = record.Capacity{SLO: s.cc.SLO.String(), Steps: s.cc.Steps, Rates: s.cc.Rates, Refine: s.cc.Refine,
+	s.rec = record.Capacity{Steps: s.cc.Steps, Rates: s.cc.Rates, Refine: s.cc.Refine, FloorMultiple: s.cc.FloorMultiple,
 		ProbeCallers: s.cc.ProbeCallers, Overload: s.cc.Overload, Recover: s.cc.Recover, Policies: s.cc.Policies}
 	ladders := map[string][]int{}
 	for _, wl := range s.cfg.Workloads {
@@ -280,6 +337,9 @@ func (s *study) run(ctx context.Context) error {
 		}
 		ladders[wl.Name] = plan.LadderRates(ceiling, s.cc.Steps)
 	}
+	if err := s.objective(ctx, ladders); err != nil {
+		return err
+	}
 	for block := 1; block <= s.cfg.Reps; block++ {
 		for _, wl := range s.cfg.Workloads {
 			for _, drv := range s.cfg.Drivers {
@@ -292,9 +352,13 @@ func (s *study) run(ctx context.Context) error {
 	if s.cc.OverloadFor <= 0 {
 		return nil
 	}
-	for _, wl := range s.cfg.Workloads {
-		if err := s.overload(ctx, wl, s.cfg.Drivers[0]); err != nil {
-			return err
+	// The overload phase in every block, at rates fixed by the search over
+	// all of them, so that its figures have intervals.
+	for block := 1; block <= s.cfg.Reps; block++ {
+		for _, wl := range s.cfg.Workloads {
+			if err := s.overload(ctx, wl, s.cfg.Drivers[0], block); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -318,6 +382,54 @@ func (s *study) spec(phase string, wl plan.Workload, drv, mode, model string, le
 		Mode: mode, Model: model, Level: level, Rep: block}
 	sp.ID = fmt.Sprintf("%03d-%s-%s-%s-%s-%s%d-b%d", idx, phase, wl.Name, drv, mode, plan.LevelUnit(model), level, block)
 	return sp
+}
+
+// cellRun is one run of a cell, its spec made when it starts (its index
+// is its place in the order the runs ran).
+type cellRun struct {
+	phase, mode string
+	rate        int
+}
+
+// gated runs a cell of the search — the runs that are compared with each
+// other in a block — through the validity gate (docs/validity.md): a cell
+// with a run that something else took more than -max-foreign of the CPUs
+// from runs again, every run, in the same order, up to -reruns more times.
+// Every attempt is kept; it returns the last attempt's records and, when
+// that one was spoiled too, why.
+func (s *study) gated(ctx context.Context, wl plan.Workload, drv string, block int, cell []cellRun) ([]*record.Run, string, error) {
+	s.rec.Gate.Cells++
+	for attempt := 1; ; attempt++ {
+		var recs []*record.Run
+		var why []string
+		for _, c := range cell {
+			sp := s.spec(c.phase, wl, drv, c.mode, "open", c.rate, block)
+			if attempt > 1 {
+				sp.Attempt, sp.ID = attempt, sp.ID+fmt.Sprintf("-try%d", attempt)
+			}
+			rec, err := s.do(ctx, sp)
+			if err != nil {
+				return nil, "", err
+			}
+			recs = append(recs, rec)
+			if w := s.cfg.Gate.Spoils(rec); w != "" {
+				why = append(why, rec.ID+": "+w)
+				s.rec.Gate.SpoiledRuns++
+			}
+		}
+		if len(why) == 0 {
+			return recs, "", nil
+		}
+		if attempt == 1 {
+			s.rec.Gate.Rerun++
+		}
+		if attempt > s.cfg.Gate.Reruns {
+			s.rec.Gate.Dropped++
+			fmt.Fprintf(s.out, "gate: block %d's cell dropped after %d attempts (%s)\n", block, attempt, strings.Join(why, "; "))
+			return recs, strings.Join(why, "; "), nil
+		}
+		fmt.Fprintf(s.out, "gate: block %d's cell runs again (%s)\n", block, strings.Join(why, "; "))
+	}
 }
 
 // do runs one spec and keeps its record.
@@ -354,6 +466,41 @@ func (s *study) probe(ctx context.Context, wl plan.Workload) (float64, error) {
 	return c, nil
 }
 
+// objective settles the study's objective before the search: the one
+// given, or FloorMultiple times the highest of the noop server's p99 over
+// the workloads, each measured in the open model at the workload's lowest
+// ladder rate — the floor every design's latency stands on.
+func (s *study) objective(ctx context.Context, ladders map[string][]int) error {
+	if s.cc.FloorMultiple > 0 {
+		var floor float64
+		for _, wl := range s.cfg.Workloads {
+			drv := s.cfg.Drivers[0]
+			rate := ladders[wl.Name][0]
+			recs, spoiled, err := s.gated(ctx, wl, drv, 0, []cellRun{{"floor", report.Noop, rate}})
+			if err != nil {
+				return err
+			}
+			rec := recs[0]
+			if spoiled != "" {
+				fmt.Fprintf(s.out, "warning: the floor of %s was measured beside something else every time (%s); the objective is set from it all the same\n", wl.Name, spoiled)
+			}
+			if rec.Failed() || rec.Result == nil || !(rec.Result.LatencyMs.P99 > 0) {
+				return fmt.Errorf("floor %s: the %s server's p99 at %d calls/s could not be measured (problems %v)", rec.ID, report.Noop, rate, rec.Problems)
+			}
+			p99 := rec.Result.LatencyMs.P99
+			s.rec.Floors = append(s.rec.Floors, record.Floor{Workload: wl.Name, Driver: drv, Rate: rate, P99Ms: p99, RunID: rec.ID, Spoiled: spoiled})
+			floor = math.Max(floor, p99)
+		}
+		s.cc.SLO = plan.FloorObjective(floor, s.cc.FloorMultiple)
+		fmt.Fprintf(s.out, "objective: %s (%s× the floor's p99 of %s ms)\n", s.cc.SLO, plan.FormatFloat(s.cc.FloorMultiple), plan.FormatFloat(math.Round(floor*1000)/1000))
+	}
+	s.rec.SLO = s.cc.SLO.String()
+	if s.objectiveSet != nil {
+		return s.objectiveSet()
+	}
+	return nil
+}
+
 // search runs one block of one workload and driver: the ladder, every
 // design at each rate in the block's order, then Refine bisection steps,
 // each one every design at the midpoint of its own bracket; and records
@@ -361,31 +508,41 @@ func (s *study) probe(ctx context.Context, wl plan.Workload) (float64, error) {
 func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block int, ladder []int) error {
 	modes := s.modes(wl)
 	probes := map[string][]plan.Probe{}
-	try := func(mode, phase string, rate int) error {
-		rec, err := s.do(ctx, s.spec(phase, wl, drv, mode, "open", rate, block))
+	// try runs a cell; a cell the gate dropped is recorded, not judged.
+	try := func(cell []cellRun) error {
+		recs, spoiled, err := s.gated(ctx, wl, drv, block, cell)
 		if err != nil {
 			return err
 		}
-		pt := judge(s.cc.SLO, rec)
-		pt.Phase = phase
-		s.rec.Points = append(s.rec.Points, pt)
-		probes[mode] = append(probes[mode], plan.Probe{Rate: rate, Pass: pt.Pass})
+		for i, rec := range recs {
+			pt := judge(s.cc.SLO, rec)
+			pt.Phase, pt.Spoiled = cell[i].phase, spoiled
+			s.rec.Points = append(s.rec.Points, pt)
+			if spoiled == "" {
+				probes[rec.Mode] = append(probes[rec.Mode], plan.Probe{Rate: rec.Level, Pass: pt.Pass})
+			}
+		}
 		return nil
 	}
 	order := paired.Order(s.cfg.Seed, block, modes)
 	for _, rate := range ladder {
+		// Every design at the rate is one cell: the latency comparison
+		// at fixed rates pairs them.
+		var cell []cellRun
 		for _, m := range order {
-			if err := try(m, "ladder", rate); err != nil {
-				return err
-			}
+			cell = append(cell, cellRun{"ladder", m, rate})
+		}
+		if err := try(cell); err != nil {
+			return err
 		}
 	}
 	for step := 1; step <= s.cc.Refine; step++ {
 		// A stream of orders of its own per step, so that no design is
-		// always refined first.
+		// always refined first. A refinement is a design's own: its own
+		// cell.
 		for _, m := range paired.Order(s.cfg.Seed, block*100+step, modes) {
 			if rate, ok := plan.FindKnee(probes[m]).Next(); ok {
-				if err := try(m, "refine", rate); err != nil {
+				if err := try([]cellRun{{"refine", m, rate}}); err != nil {
 					return err
 				}
 			}
@@ -437,11 +594,15 @@ func (s *study) bestCapacity(wl, drv string) float64 {
 }
 
 // overload drives every store-backed design under every admission policy
-// past the best design's capacity, then back below it.
-func (s *study) overload(ctx context.Context, wl plan.Workload, drv string) error {
+// past the best design's capacity, then back below it: one block, each
+// policy's designs in the block's own order. Each design under each policy
+// goes through the validity gate on its own.
+func (s *study) overload(ctx context.Context, wl plan.Workload, drv string, block int) error {
 	best := s.bestCapacity(wl.Name, drv)
 	if best == 0 {
-		fmt.Fprintf(s.out, "overload: %s: no design's capacity was found; no overload phase\n", wl.Name)
+		if block == 1 {
+			fmt.Fprintf(s.out, "overload: %s: no design's capacity was found; no overload phase\n", wl.Name)
+		}
 		return nil
 	}
 	bound := plan.AdmissionBound(best, s.cc.SLO.Latency)
@@ -454,20 +615,48 @@ func (s *study) overload(ctx context.Context, wl plan.Workload, drv string) erro
 	}
 	for i, name := range s.cc.Policies {
 		pol, _ := plan.LookupPolicy(name)
-		for _, m := range paired.Order(s.cfg.Seed, 10_000+i, modes) {
-			or := record.OverloadRun{Workload: wl.Name, Driver: drv, Mode: m, Policy: name, Capacity: int(best), Rate: rate, RecoverRate: recRate}
+		for _, m := range paired.Order(s.cfg.Seed, 10_000*block+i, modes) {
+			base := record.OverloadRun{Workload: wl.Name, Driver: drv, Mode: m, Policy: name, Block: block, Capacity: int(best), Rate: rate, RecoverRate: recRate}
 			if name != plan.Policies[0].Name {
-				or.Bound = bound
+				base.Bound = bound
 			}
 			if ok, why := pol.Serves(m); !ok {
-				or.NA = why
-				s.rec.Overruns = append(s.rec.Overruns, or)
+				if block == 1 {
+					base.NA = why
+					s.rec.Overruns = append(s.rec.Overruns, base)
+				}
 				continue
 			}
-			if err := s.overloadOne(ctx, wl, &or, pol.Server(bound)); err != nil {
-				return err
+			s.rec.Gate.Cells++
+			for attempt := 1; ; attempt++ {
+				or := base
+				or.Attempt = attempt
+				runs, err := s.overloadOne(ctx, wl, &or, pol.Server(bound))
+				if err != nil {
+					return err
+				}
+				var why []string
+				for _, r := range runs {
+					if w := s.cfg.Gate.Spoils(r); w != "" {
+						why = append(why, r.ID+": "+w)
+						s.rec.Gate.SpoiledRuns++
+					}
+				}
+				or.Spoiled = strings.Join(why, "; ")
+				s.rec.Overruns = append(s.rec.Overruns, or)
+				if len(why) == 0 {
+					break
+				}
+				if attempt == 1 {
+					s.rec.Gate.Rerun++
+				}
+				if attempt > s.cfg.Gate.Reruns {
+					s.rec.Gate.Dropped++
+					fmt.Fprintf(s.out, "gate: block %d's overload of %s under %s dropped after %d attempts (%s)\n", block, m, name, attempt, or.Spoiled)
+					break
+				}
+				fmt.Fprintf(s.out, "gate: block %d's overload of %s under %s runs again (%s)\n", block, m, name, or.Spoiled)
 			}
-			s.rec.Overruns = append(s.rec.Overruns, or)
 		}
 	}
 	return nil
@@ -478,34 +667,53 @@ func (s *study) overload(ctx context.Context, wl plan.Workload, drv string) erro
 // the overload phase and the phase after it back to back while the
 // server's RSS and goroutines are sampled, the invariants over both, and
 // the time until the phase after it met the objective's latency again.
-func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.OverloadRun, policyArgs []string) error {
+func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.OverloadRun, policyArgs []string) ([]*record.Run, error) {
+	runs, err := s.overloadRuns(ctx, wl, or, policyArgs)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if err := s.keep(r); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
+// overloadRuns runs overloadOne's phases and returns their records.
+func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *record.OverloadRun, policyArgs []string) ([]*record.Run, error) {
 	d, ok := LookupDriver(or.Driver)
 	if !ok {
-		return fmt.Errorf("no driver %q", or.Driver)
+		return nil, fmt.Errorf("no driver %q", or.Driver)
 	}
-	spec := s.spec("overload-"+or.Policy, wl, or.Driver, or.Mode, "open", or.Rate, 0)
+	try := ""
+	if or.Attempt > 1 {
+		try = fmt.Sprintf("-try%d", or.Attempt)
+	}
+	spec := s.spec("overload-"+or.Policy, wl, or.Driver, or.Mode, "open", or.Rate, or.Block)
+	spec.Attempt, spec.ID = or.Attempt, spec.ID+try
 	recSpec := spec
 	recSpec.Index, recSpec.Level = spec.Index+1, or.RecoverRate
-	recSpec.ID = fmt.Sprintf("%03d-recover-%s-%s-%s-%s-rate%d", recSpec.Index, or.Policy, wl.Name, or.Driver, or.Mode, or.RecoverRate)
+	recSpec.ID = fmt.Sprintf("%03d-recover-%s-%s-%s-%s-rate%d-b%d%s", recSpec.Index, or.Policy, wl.Name, or.Driver, or.Mode, or.RecoverRate, or.Block, try)
 	or.RunID, or.RecoverID = spec.ID, recSpec.ID
 	place := spec.Factors.Place(s.cfg.base())
 	scratch, err := os.MkdirTemp("", "locklab-run-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(scratch)
 	dataDir := filepath.Join(scratch, "data")
 	if err := os.Mkdir(dataDir, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	args := append(serverArgs(spec, dataDir, ""), policyArgs...)
 	bin, err := s.cfg.serverFor(spec.Factors)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	srv, err := s.p.startServer(s.cfg, bin, args, place.Server, filepath.Join(s.runsDir, spec.ID+".server.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stopped := false
 	defer func() {
@@ -515,7 +723,7 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 	}()
 	conn, err := grpc.NewClient(srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer conn.Close()
 	admin := locklabv1.NewAdminServiceClient(conn)
@@ -530,20 +738,20 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 		w.Summary = filepath.Join(scratch, "warmup.json")
 		w.Log = filepath.Join(s.runsDir, spec.ID+".warmup.log")
 		if _, _, err := s.p.drive(ctx, s.cfg, d, w, 0); err != nil {
-			return fmt.Errorf("run %s: warm-up: %w", spec.ID, err)
+			return nil, fmt.Errorf("run %s: warm-up: %w", spec.ID, err)
 		}
 	}
 	base, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
-		return fmt.Errorf("run %s: stats after the warm-up: %w", spec.ID, err)
+		return nil, fmt.Errorf("run %s: stats after the warm-up: %w", spec.ID, err)
 	}
 	or.BaseRSS = base.GetRssBytes()
 	if _, err := admin.Reset(ctx, resetRequest(spec)); err != nil {
-		return fmt.Errorf("run %s: reset: %w", spec.ID, err)
+		return nil, fmt.Errorf("run %s: reset: %w", spec.ID, err)
 	}
 	before, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
-		return fmt.Errorf("run %s: stats before: %w", spec.ID, err)
+		return nil, fmt.Errorf("run %s: stats before: %w", spec.ID, err)
 	}
 	samples := sampleServer(ctx, admin)
 	job.Duration = s.cc.OverloadFor
@@ -552,7 +760,7 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 	res, run, err := s.p.drive(ctx, s.cfg, d, job, srv.pid())
 	if err != nil {
 		samples.stop()
-		return fmt.Errorf("run %s: %w", spec.ID, err)
+		return nil, fmt.Errorf("run %s: %w", spec.ID, err)
 	}
 	fill(over, res, run)
 	rj := job
@@ -562,7 +770,7 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 	rres, rrun, err := s.p.drive(ctx, s.cfg, d, rj, srv.pid())
 	points := samples.stop()
 	if err != nil {
-		return fmt.Errorf("run %s: %w", recSpec.ID, err)
+		return nil, fmt.Errorf("run %s: %w", recSpec.ID, err)
 	}
 	fill(after, rres, rrun)
 	after.Started = over.Started
@@ -574,15 +782,15 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 
 	last, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
-		return fmt.Errorf("run %s: stats after: %w", spec.ID, err)
+		return nil, fmt.Errorf("run %s: stats after: %w", spec.ID, err)
 	}
 	asJSON := protojson.MarshalOptions{EmitUnpopulated: true}
 	for _, r := range []*record.Run{over, after} {
 		if r.StatsBefore, err = asJSON.Marshal(before); err != nil {
-			return err
+			return nil, err
 		}
 		if r.Stats, err = asJSON.Marshal(last); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	stopped = true
@@ -604,13 +812,10 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 	}
 	for _, r := range []*record.Run{over, after} {
 		if r.Derived, err = record.Derive(r); err != nil {
-			return err
-		}
-		if err := s.keep(r); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return []*record.Run{over, after}, nil
 }
 
 func fill(r *record.Run, res *summary.Summary, run driverRun) {

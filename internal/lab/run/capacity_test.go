@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
+	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
@@ -44,6 +46,11 @@ type synthProcs struct {
 	latency func(mode string, rate int) float64
 	mode    string
 	jobs    []Job
+	// foreign, if set, is the share of the server's CPU something else
+	// took during a measured run (fake /proc/stat snapshots, as in the
+	// gate's tests).
+	t       *testing.T
+	foreign func(job Job) float64
 }
 
 func (p *synthProcs) startServer(_ Config, _ string, args []string, _ []int, _ string) (server, error) {
@@ -76,7 +83,22 @@ func (p *synthProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int
 			res.Timeline = append(res.Timeline, pt)
 		}
 	}
-	return res, driverRun{Driver: record.ProcUsage{CPUSeconds: 0.2, WallSeconds: 1}, Server: record.ProcUsage{CPUSeconds: 0.5, WallSeconds: 1}}, nil
+	run := driverRun{Driver: record.ProcUsage{CPUSeconds: 0.2, WallSeconds: 1}, Server: record.ProcUsage{CPUSeconds: 0.5, WallSeconds: 1}}
+	if p.foreign != nil && !job.Warmup {
+		// The server's CPU 0 busy for its 0.5 s and what else took it,
+		// the driver's CPU 1 for its 0.2 s, over one second.
+		dir := p.t.TempDir()
+		f := int(100 * p.foreign(job))
+		a := writeProcStat(p.t, filepath.Join(dir, "a"), 1000, 1000, 1000, 1000)
+		b := writeProcStat(p.t, filepath.Join(dir, "b"), 1000+50+f, 1000+50-f, 1000+20, 1000+80)
+		ca, err := cpuset.Read(a)
+		require.NoError(p.t, err)
+		cb, err := cpuset.Read(b)
+		require.NoError(p.t, err)
+		run.ServerSet = cb.Set(job.Place.Server).Minus(ca.Set(job.Place.Server))
+		run.DriverSet = cb.Set(job.Place.Driver).Minus(ca.Set(job.Place.Driver))
+	}
+	return res, run, nil
 }
 
 // hockey is a latency curve with its knee at capacity: flat below, ten
@@ -90,12 +112,16 @@ func hockey(capacity int) func(int) float64 {
 	}
 }
 
-func capacityConfig(t *testing.T, modes string) (Config, Capacity) {
+// capacityConfig is a study of modes on the counter with the objective
+// slo ("": from the floor, the default).
+func capacityConfig(t *testing.T, modes, slo string) (Config, Capacity) {
 	t.Helper()
 	o := defaultOptions()
 	o.Workloads, o.Modes = "counter", modes
-	set := map[string]bool{"workloads": true, "modes": true}
-	cfg, cc, err := NewCapacity(o, *CapacityFlags(newFlagSet()), func(n string) bool { return set[n] }, 2)
+	set := map[string]bool{"workloads": true, "modes": true, "slo": slo != ""}
+	co := CapacityFlags(newFlagSet())
+	co.SLO = slo
+	cfg, cc, err := NewCapacity(o, *co, func(n string) bool { return set[n] }, 2)
 	require.NoError(t, err)
 	cfg.Reps, cc.Refine = 2, 4
 	return cfg, cc
@@ -128,7 +154,7 @@ func checkCapacity(k record.CapKnee, capacity int, tol float64) error {
 // by the same check, and a curve that passes again above a failure is
 // reported as not found rather than as a rate.
 func TestCapacitySearchFindsAKnownCapacity(t *testing.T) {
-	cfg, cc := capacityConfig(t, "mutex,inputQ")
+	cfg, cc := capacityConfig(t, "mutex,inputQ", "p99<=1ms")
 	cc.Rates = []int{1000, 2000, 4000, 8000, 16000}
 	truth := map[string]int{"mutex": 5300, "inputQ": 11000}
 	s, p := newStudy(t, cfg, cc, func(mode string, rate int) float64 { return hockey(truth[mode])(rate) })
@@ -168,12 +194,69 @@ func TestCapacitySearchFindsAKnownCapacity(t *testing.T) {
 	}
 }
 
+// TestObjectiveFromTheFloor: a synthetic server whose noop answers in 2.1 ms
+// at any rate — a floor above a 1 ms objective — and whose designs answer in
+// 2.5 ms up to their capacity, 50 ms past it. By default the study measures
+// the floor first, sets the objective to 3 × 2.1 = 6.3 ms, records it, and
+// finds every design's knee. The control: the same curves held to p99 ≤ 1 ms
+// put every knee below the ladder.
+func TestObjectiveFromTheFloor(t *testing.T) {
+	truth := map[string]int{"mutex": 5300, "inputQ": 11000}
+	curve := func(mode string, rate int) float64 {
+		switch {
+		case mode == "noop":
+			return 2.1
+		case rate <= truth[mode]:
+			return 2.5
+		}
+		return 50
+	}
+	for _, slo := range []string{"", "p99<=1ms"} {
+		cfg, cc := capacityConfig(t, "mutex,inputQ,noop", slo)
+		cc.Rates, cc.OverloadFor = []int{1000, 2000, 4000, 8000, 16000}, 0
+		s, _ := newStudy(t, cfg, cc, curve)
+		told := 0
+		s.objectiveSet = func() error { told++; return nil }
+		require.NoError(t, s.run(t.Context()))
+		assert.Equal(t, 1, told, "the objective is announced once")
+		var found int
+		for _, k := range s.rec.Knees {
+			if k.Mode == "noop" {
+				continue
+			}
+			if k.Found {
+				found++
+				assert.NoError(t, checkCapacity(k, truth[k.Mode], 1.0/16))
+			}
+		}
+		if slo != "" {
+			assert.Equal(t, "p99<=1ms,achieved>=0.99,errors=0", s.rec.SLO)
+			assert.Empty(t, s.rec.Floors, "no floor run with -slo")
+			assert.Zero(t, found, "the control: below a 1 ms objective no design has a knee")
+			for _, k := range s.rec.Knees {
+				if k.Mode != "noop" {
+					assert.Equal(t, plan.KneeBelow.String(), k.State)
+				}
+			}
+			continue
+		}
+		require.Len(t, s.rec.Floors, 1)
+		f := s.rec.Floors[0]
+		assert.Equal(t, 1000, f.Rate, "the floor is measured at the ladder's lowest rate")
+		assert.InDelta(t, 2.1, f.P99Ms, 1e-9)
+		assert.Equal(t, 3.0, s.rec.FloorMultiple)
+		assert.Equal(t, "p99<=6.3ms,achieved>=0.99,errors=0", s.rec.SLO)
+		assert.Equal(t, 2*cfg.Reps, found, "every design's knee in every block")
+		assert.Contains(t, s.runs[0].ID, "-floor-counter-go-noop-rate1000-b0", "the floor runs first")
+	}
+}
+
 // TestOverloadPhase runs the overload phase through the seam: every store
 // design under every policy it can run, the policy's flags on the server,
 // the rates scaled by the best capacity, the peaks sampled, and the
 // recovery read from the timeline.
 func TestOverloadPhase(t *testing.T) {
-	cfg, cc := capacityConfig(t, "mutex,inputQ,noop")
+	cfg, cc := capacityConfig(t, "mutex,inputQ,noop", "p99<=1ms")
 	cc.OverloadFor, cc.RecoverFor = 500*time.Millisecond, time.Second
 	s, p := newStudy(t, cfg, cc, func(string, int) float64 { return 0.3 })
 	s.rec.Knees = []record.CapKnee{
@@ -182,8 +265,16 @@ func TestOverloadPhase(t *testing.T) {
 		{Workload: "counter", Driver: "go", Mode: "noop", Block: 1, Found: true, Rate: 50000},
 	}
 	wl, _ := plan.LookupWorkload("counter")
-	require.NoError(t, s.overload(t.Context(), wl, "go"))
+	require.NoError(t, s.overload(t.Context(), wl, "go", 1))
 	require.Len(t, s.rec.Overruns, 2*len(plan.Policies), "noop is left out")
+	served := 0
+	for _, p := range plan.Policies {
+		for _, m := range []string{"mutex", "inputQ"} {
+			if ok, _ := p.Serves(m); ok {
+				served++
+			}
+		}
+	}
 	for _, o := range s.rec.Overruns {
 		assert.Equal(t, 10000, o.Capacity, "the best store-backed design's, not noop's")
 		assert.Equal(t, 15000, o.Rate)
@@ -210,15 +301,104 @@ func TestOverloadPhase(t *testing.T) {
 			recovery = append(recovery, j)
 		}
 	}
-	assert.Equal(t, 5, len(recovery), "one phase after each overload asks for a timeline")
-	assert.Equal(t, len(s.runs), 10)
+	assert.Equal(t, served, len(recovery), "one phase after each overload asks for a timeline")
+	assert.Equal(t, 2*served, len(s.runs))
 	for _, r := range s.runs {
 		assert.False(t, r.Failed(), "%s: %v", r.ID, r.Problems)
 	}
 }
 
+// TestCapacityGate: the search and the overload phase go through the
+// validity gate. In block 1 the ladder's 4,000/s cell ran beside something
+// else once (inputQ's run lost 30% of the server's CPU) and runs again,
+// clean; in block 2 the 8,000/s cell was busy every time and is dropped:
+// its points are kept, marked, and neither judged nor used by the knee
+// finder; an overload run spoiled once runs again. The control, a quiet
+// machine, reruns nothing.
+func TestCapacityGate(t *testing.T) {
+	busy := func(job Job) float64 {
+		switch {
+		case job.Spec.Rep == 1 && job.Spec.Level == 4000 && job.Spec.Attempt <= 1 && job.Spec.Mode == "inputQ":
+			return 0.30
+		case job.Spec.Rep == 2 && job.Spec.Level == 8000:
+			return 0.30
+		case job.Spec.Rep == 1 && strings.Contains(job.Spec.ID, "-overload-") && job.Spec.Attempt <= 1 && job.Spec.Mode == "mutex":
+			return 0.30 // block 1's overload phase of mutex, once per policy
+		}
+		return 0.01
+	}
+	// The designs under the policies that apply to them, per block, and
+	// mutex's share, from the one list of policies.
+	served, mutexServed := 0, 0
+	for _, p := range plan.Policies {
+		for _, m := range []string{"mutex", "inputQ"} {
+			if ok, _ := p.Serves(m); ok {
+				served++
+				if m == "mutex" {
+					mutexServed++
+				}
+			}
+		}
+	}
+	na := 2*len(plan.Policies) - served
+	for _, tt := range []struct {
+		name                          string
+		foreign                       func(Job) float64
+		rerun, dropped, spoiled, over int
+	}{
+		// Spoiled: 1 run in block 1, both designs' runs in 3 attempts in
+		// block 2, and mutex's overload once under each of its policies.
+		// The overload records: every served pair in each of 2 blocks,
+		// the n/a ones once, and mutex's spoiled attempts.
+		{"spoiled cells", busy, 2 + mutexServed, 1, 1 + 2*3 + mutexServed, 2*served + na + mutexServed},
+		{"control: a quiet machine", func(Job) float64 { return 0.01 }, 0, 0, 0, 2*served + na},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, cc := capacityConfig(t, "mutex,inputQ", "p99<=1ms")
+			cc.Rates = []int{1000, 2000, 4000, 8000, 16000}
+			cc.OverloadFor, cc.RecoverFor = 500*time.Millisecond, 500*time.Millisecond
+			truth := map[string]int{"mutex": 5300, "inputQ": 11000}
+			s, p := newStudy(t, cfg, cc, func(mode string, rate int) float64 { return hockey(truth[mode])(rate) })
+			p.t, p.foreign = t, tt.foreign
+			require.NoError(t, s.run(t.Context()))
+
+			assert.Equal(t, tt.rerun, s.rec.Gate.Rerun)
+			assert.Equal(t, tt.dropped, s.rec.Gate.Dropped)
+			assert.Equal(t, tt.spoiled, s.rec.Gate.SpoiledRuns)
+			var dropped, try2 int
+			for _, pt := range s.rec.Points {
+				if pt.Spoiled != "" {
+					dropped++
+					assert.Equal(t, 2, pt.Block)
+					assert.Equal(t, 8000, pt.Rate)
+				}
+				if strings.HasSuffix(pt.RunID, "-try2") && pt.Block == 1 {
+					try2++
+					assert.Equal(t, 4000, pt.Rate, "the rerun cell's points are the clean attempt's")
+				}
+			}
+			if tt.dropped > 0 {
+				assert.Equal(t, 2, dropped, "the dropped cell's points are kept, marked")
+				assert.Equal(t, 2, try2, "block 1's cell ran again, every design")
+				for _, k := range s.rec.Knees {
+					if k.Block == 1 {
+						assert.NoError(t, checkCapacity(k, truth[k.Mode], 1.0/16), "block 1 found its knees from the clean attempt")
+					}
+				}
+			}
+			assert.Len(t, s.rec.Overruns, tt.over, "every attempt of the overload phase is recorded, the n/a cells once per workload")
+			for _, o := range s.rec.Overruns {
+				if o.Spoiled != "" {
+					assert.Equal(t, "mutex", o.Mode)
+					assert.Equal(t, 1, o.Attempt)
+				}
+			}
+		})
+	}
+}
+
 func TestRecoveryNeedsEveryLaterInterval(t *testing.T) {
-	slo, err := plan.ParseSLO(plan.DefaultSLO)
+	slo, err := plan.ParseSLO("p99<=1ms")
 	require.NoError(t, err)
 	tl := func(p99s ...float64) *summary.Summary {
 		s := &summary.Summary{}

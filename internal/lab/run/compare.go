@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/procfs"
-
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -77,18 +75,7 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
 	}
-	g := meta.Gate
-	if fs, err := procfs.NewDefaultFS(); err == nil {
-		base := cfg.base()
-		if g.QuietServer, g.QuietDriver, err = quietCheck(ctx, fs, base.Server, base.Driver, quietFor); err == nil {
-			g.QuietSeconds = quietFor.Seconds()
-			fmt.Fprintf(out, "machine before the first block: something else kept the server's CPUs %.0f%% and the driver's %.0f%% busy over %s (the gate spoils a run over %.0f%%)\n",
-				100*g.QuietServer, 100*g.QuietDriver, quietFor, 100*g.MaxForeign)
-			if max(g.QuietServer, g.QuietDriver) > g.MaxForeign {
-				fmt.Fprintln(warn, "warning: the machine is busy with something else; runs beside it will be spoiled and rerun, and the report may withhold its verdicts")
-			}
-		}
-	}
+	checkQuiet(ctx, cfg, meta.Gate, out, warn)
 	p := processes{}
 	runs, runErr := runPlan(ctx, cfg, p, specs, out)
 	if runErr == nil && cfg.Gate.Precision > 0 {

@@ -125,6 +125,25 @@ func quietCheck(ctx context.Context, fs procfs.FS, server, driver []int, d time.
 	return s.Foreign(0), dr.Foreign(self), nil
 }
 
+// checkQuiet watches the machine before the first block (quietCheck),
+// records what it saw in g and says so; a busy machine is warned of.
+func checkQuiet(ctx context.Context, cfg Config, g *record.Gate, out, warn io.Writer) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return
+	}
+	base := cfg.base()
+	if g.QuietServer, g.QuietDriver, err = quietCheck(ctx, fs, base.Server, base.Driver, quietFor); err != nil {
+		return
+	}
+	g.QuietSeconds = quietFor.Seconds()
+	fmt.Fprintf(out, "machine before the first block: something else kept the server's CPUs %.0f%% and the driver's %.0f%% busy over %s (the gate spoils a run over %.0f%%)\n",
+		100*g.QuietServer, 100*g.QuietDriver, quietFor, 100*g.MaxForeign)
+	if max(g.QuietServer, g.QuietDriver) > g.MaxForeign {
+		fmt.Fprintln(warn, "warning: the machine is busy with something else; runs beside it will be spoiled and rerun, and the report may withhold its verdicts")
+	}
+}
+
 // lockPoll is how often a waiting runner tries the lock again.
 const lockPoll = 100 * time.Millisecond
 
