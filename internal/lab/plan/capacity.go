@@ -47,6 +47,9 @@ func FloorObjective(floorMs, multiple float64) SLO {
 	return o
 }
 
+// MaxSLOLatency is the largest latency bound an objective may have.
+const MaxSLOLatency = time.Minute
+
 // SLO is a service-level objective a run meets or not.
 type SLO struct {
 	// Pct names the latency percentile bounded ("p99"), Latency its bound.
@@ -124,7 +127,7 @@ func ParseSLO(s string) (SLO, error) {
 				return bad("%s bounds latency from above: write %s<=DURATION", key, key)
 			}
 			d, err := time.ParseDuration(val)
-			if err != nil || d <= 0 || d > time.Minute {
+			if err != nil || d <= 0 || d > MaxSLOLatency {
 				return bad("%s<=%s: want a duration in (0, 1m], e.g. 1ms", key, val)
 			}
 			o.Pct, o.Latency = key, d

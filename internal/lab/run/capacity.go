@@ -492,6 +492,10 @@ func (s *study) objective(ctx context.Context, ladders map[string][]int) error {
 			floor = math.Max(floor, p99)
 		}
 		s.cc.SLO = plan.FloorObjective(floor, s.cc.FloorMultiple)
+		if s.cc.SLO.Latency > plan.MaxSLOLatency {
+			return fmt.Errorf("the %s server's floor is a p99 of %s ms: %s× it is over the %s an objective may bound; the machine is too busy to measure here, or give -slo",
+				report.Noop, plan.FormatFloat(math.Round(floor)), plan.FormatFloat(s.cc.FloorMultiple), plan.MaxSLOLatency)
+		}
 		fmt.Fprintf(s.out, "objective: %s (%s× the floor's p99 of %s ms)\n", s.cc.SLO, plan.FormatFloat(s.cc.FloorMultiple), plan.FormatFloat(math.Round(floor*1000)/1000))
 	}
 	s.rec.SLO = s.cc.SLO.String()

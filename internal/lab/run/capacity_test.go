@@ -251,6 +251,19 @@ func TestObjectiveFromTheFloor(t *testing.T) {
 	}
 }
 
+// TestFloorTooHigh: a floor whose multiple is over the objective's limit
+// (a machine too busy to measure on) stops the study with a message
+// before the search, rather than with an objective no report can read.
+func TestFloorTooHigh(t *testing.T) {
+	cfg, cc := capacityConfig(t, "mutex,noop", "")
+	cc.Rates, cc.OverloadFor = []int{1000}, 0
+	s, _ := newStudy(t, cfg, cc, func(string, int) float64 { return 30_000 })
+	err := s.run(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "floor is a p99 of 30000 ms")
+	assert.Len(t, s.runs, 1, "only the floor ran")
+}
+
 // TestOverloadPhase runs the overload phase through the seam: every store
 // design under every policy it can run, the policy's flags on the server,
 // the rates scaled by the best capacity, the peaks sampled, and the
