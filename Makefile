@@ -195,6 +195,20 @@ runtimes: build h2load ## the designs (the awake owner among them) on go1.26.8 a
 	LOCKLAB_COMMAND="make runtimes: compare $(RUNTIMES_DEFAULT)" $(RUNNER) $(RUNTIMES_DEFAULT) -out $(RUNTIMES_OUT)/default $(ARGS)
 	LOCKLAB_COMMAND="make runtimes: compare $(RUNTIMES_CORES)" $(RUNNER) $(RUNTIMES_CORES) -out $(RUNTIMES_OUT)/cores-2cpu-20us $(ARGS)
 
+# The bank over a database (docs/database.md): the default comparison's bank
+# group (bank-A, the Go driver, 10 and 100 callers) with the bank in MariaDB,
+# a private instance per run that the run's server starts; every design that
+# serves it (-modes all: the others are n/a, db-rowlock among those that
+# serve), at pools of 1, 9 and 32 connections. cmd/compare's tests check
+# that its runs fit the time make help states.
+BANK_DB_OUT ?= docs/results/bank-db
+BANK_DB     := -workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -reps 5
+
+.PHONY: bank-db
+bank-db: build db-servers ## the bank in MariaDB, each run's own: every design that serves it, db-rowlock among them, at database pools of 1, 9 and 32 → docs/results/bank-db/ (~16 min)
+	rm -rf $(BANK_DB_OUT)
+	LOCKLAB_COMMAND="make bank-db: compare $(BANK_DB)" $(RUNNER) $(BANK_DB) -out $(BANK_DB_OUT) $(ARGS)
+
 # The capacity study (docs/methodology.md, "Capacity under an objective"):
 # its defaults are the noop probe and floor, then 5 blocks × 6 designs ×
 # (4 ladder rates + 2 bisection steps) = 180 runs of 0.25 s warm-up + 1 s,
@@ -295,18 +309,19 @@ test: house ## everything CI runs: tracked files in order, generated code fresh,
 	@echo "make test: all checks passed"
 
 # The Debian packages the tests use, those missing installed in one apt-get:
-# protoc (make proto, pinned by PROTOC_VERSION), h2load (nghttp2-client) and
-# Chromium (browser-test). The protoc, h2load and chromium targets install
-# one each.
-DEBS := protoc:protobuf-compiler h2load:nghttp2-client chromium:chromium
+# protoc (make proto, pinned by PROTOC_VERSION), h2load (nghttp2-client),
+# Chromium (browser-test), and MariaDB's and Redis's servers (the bank over a
+# database: its tests start private instances). The protoc, h2load, chromium
+# and db-servers targets install their own. mariadbd lives in /usr/sbin.
+DEBS := protoc:protobuf-compiler h2load:nghttp2-client chromium:chromium mariadbd:mariadb-server redis-server:redis-server
 
 .PHONY: modules
 modules: # the module's dependencies into the module cache (go.sum checks them)
 	$(GO) mod download
 
 .PHONY: debs
-debs: ## install Debian's protoc, h2load and Chromium, those missing, in one apt-get
-	@missing=""; for d in $(DEBS); do command -v "$${d%%:*}" >/dev/null || missing="$$missing $${d#*:}"; done; \
+debs: ## install Debian's protoc, h2load, Chromium, MariaDB and Redis, those missing, in one apt-get
+	@missing=""; for d in $(DEBS); do PATH="$$PATH:/usr/sbin" command -v "$${d%%:*}" >/dev/null || missing="$$missing $${d#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing from Debian"; \
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
@@ -332,8 +347,20 @@ vet: ## go vet and gofmt
 GOTESTVET ?=
 
 .PHONY: unit
-unit: $(BIN)/k6 h2load ## go test -race over every package (the runner's end-to-end test drives k6 and h2load)
+unit: $(BIN)/k6 h2load db-servers ## go test -race over every package (the runner's end-to-end test drives k6 and h2load; the database's tests start MariaDB and Redis)
 	$(GO) test -race -count=1 $(GOTESTVET) -timeout 15m ./...
+
+# The bank over a database (-backend mysql) and its tests start private
+# MariaDB and Redis servers (internal/dbinst): Debian's packages, installed
+# where missing. locklab never uses the packages' own services: it starts
+# its own instances, in directories of its own.
+.PHONY: db-servers
+db-servers: ## install Debian's MariaDB and Redis servers if missing (the bank over a database, -backend mysql)
+	@missing=""; for d in mariadbd:mariadb-server redis-server:redis-server; do PATH="$$PATH:/usr/sbin" command -v "$${d%%:*}" >/dev/null || missing="$$missing $${d#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing from Debian"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq $$missing >/dev/null; fi
 
 .PHONY: chromium
 chromium: ## install Debian's Chromium if it is missing (for browser-test)

@@ -2,7 +2,8 @@
 // -mode: `go run main.go -mode inputQ`, `-mode mutex` or any other design of
 // the registry (and noop, the harness's ceiling). This file declares the
 // flags; package server/serve does the rest. See README.md and
-// docs/design.md §the-server.
+// docs/design.md §the-server. With -backend mysql the bank's state lives in
+// a database (docs/database.md).
 package main
 
 import (
@@ -42,6 +43,11 @@ func main() {
 	fs.IntVar(&o.MaxCalls, "max-calls", o.MaxCalls, "admission control before decoding: at most N data calls in the server at once (from their headers to their answer); one more is refused by the transport with RESOURCE_EXHAUSTED before a handler runs (0: no bound)")
 	fs.BoolVar(&o.RejectFull, "reject-when-full", o.RejectFull, "owner designs: answer RESOURCE_EXHAUSTED at once when the owner's queue is full, instead of waiting for room")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "serve Prometheus /metrics and /debug/pprof/ over HTTP here (off if empty; a bare port such as 9090 or :9090 means 127.0.0.1)")
+	fs.StringVar(&o.Backend, "backend", o.Backend, "where the bank's state lives: "+strings.Join(server.Backends(), " or ")+" (a MariaDB/MySQL database; the counter and kv stay in memory)")
+	fs.StringVar(&o.DBDSN, "db-dsn", o.DBDSN, "-backend mysql: the database, as a go-sql-driver DSN (user@unix(/path/sock)/db or user:pw@tcp(host:3306)/db); empty starts a private MariaDB in a temporary directory for the server's lifetime")
+	fs.IntVar(&o.DBPool, "db-pool", o.DBPool, "-backend mysql: database connections open at most")
+	fs.StringVar(&o.Cache, "cache", o.Cache, "-backend mysql: none, or redis: a cache-aside for balances and histories, invalidated by every transfer before it is answered")
+	fs.StringVar(&o.RedisAddr, "redis-addr", o.RedisAddr, "-cache redis: the Redis server's host:port; empty starts a private Redis for the server's lifetime")
 	fs.Usage = func() {
 		serve.PrintUsage(fs.Output())
 		fs.PrintDefaults()

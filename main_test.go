@@ -161,8 +161,16 @@ func TestCommand(t *testing.T) {
 		code, stdout, stderr := runBinary(t, "-list-modes")
 		require.Equal(t, 0, code, stderr)
 		var want strings.Builder
-		serve.ListModes(&want, server.DurabilityNone)
+		serve.ListModes(&want, server.DurabilityNone, server.BackendMemory)
 		assert.Equal(t, want.String(), stdout)
+	})
+	t.Run("list modes over a database", func(t *testing.T) {
+		code, stdout, stderr := runBinary(t, "-list-modes", "-backend", "mysql")
+		require.Equal(t, 0, code, stderr)
+		var want strings.Builder
+		serve.ListModes(&want, server.DurabilityNone, server.BackendMySQL)
+		assert.Equal(t, want.String(), stdout)
+		assert.Contains(t, stdout, "db-rowlock bank\n")
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run("serves until "+sig.String(), func(t *testing.T) { serveUntil(t, sig) })

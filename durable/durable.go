@@ -37,9 +37,10 @@ type Codec[C, R any] interface {
 }
 
 // Machine is a durable machine. It has every capability method of the
-// machine it wraps except ApplyAtomic — a lock-free path has no place to log
-// in order — and reports through Capabilities which ones the inner machine
-// really has, without CapAtomic and with CapCommit.
+// machine it wraps except ApplyAtomic and ApplyTx — a lock-free path, or a
+// transaction per caller, has no place to log in order — and reports through
+// Capabilities which ones the inner machine really has, without CapAtomic and
+// CapTx and with CapCommit.
 type Machine[C, R any] struct {
 	inner  store.Machine[C, R]
 	codec  Codec[C, R]
@@ -90,7 +91,7 @@ func New[C, R any](m store.Machine[C, R], codec Codec[C, R], log *wal.Log) *Mach
 		inner: m,
 		codec: codec,
 		log:   log,
-		caps:  store.CapabilitiesOf(m)&^store.CapAtomic | store.CapCommit,
+		caps:  store.CapabilitiesOf(m)&^(store.CapAtomic|store.CapTx) | store.CapCommit,
 		bufs:  sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }},
 	}
 	d.ro, _ = m.(store.ReadOnly[C])
@@ -162,8 +163,8 @@ func (d *Machine[C, R]) ShardsOf(cmd C) (a, b int) {
 	return d.shards.ShardsOf(cmd)
 }
 
-// Capabilities reports the inner machine's capabilities but CapAtomic, and
-// CapCommit.
+// Capabilities reports the inner machine's capabilities but CapAtomic and
+// CapTx, and CapCommit.
 func (d *Machine[C, R]) Capabilities() store.Capability { return d.caps }
 
 // Log is the machine's write-ahead log.

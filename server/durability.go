@@ -71,6 +71,9 @@ func newMachines(cfg Config) (_ *machines, err error) {
 	for _, w := range workloads {
 		in, err := w.instance(cfg, spin)
 		if err != nil {
+			for _, made := range ms.wls {
+				_ = made.close() // a database's connections
+			}
 			return nil, err
 		}
 		ms.wls = append(ms.wls, in)

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -46,12 +47,115 @@ func (m Mode) Serves(name string) bool {
 	return false
 }
 
-// servesErr is nil if the mode serves workload wl, or says why not.
-func (m Mode) servesErr(wl int) error {
+// ServesOn reports whether the mode serves the named workload with its state
+// on backend (one of Backends). A workload that cannot live on backend stays
+// in memory (ServesOn answers as Serves); the bank can live in a database.
+func (m Mode) ServesOn(name, backend string) bool {
+	for wl, w := range workloads {
+		if w.Name() == name {
+			return m.servesErrOn(wl, backend) == nil
+		}
+	}
+	return false
+}
+
+// servesErr is nil if the mode serves workload wl in memory, or says why
+// not.
+func (m Mode) servesErr(wl int) error { return m.servesErrOn(wl, BackendMemory) }
+
+func (m Mode) servesErrOn(wl int, backend string) error {
 	if m.design == nil {
 		return nil
 	}
-	return m.design.Supports(workloads[wl].caps())
+	if !workloads[wl].hasBackend(backend) {
+		backend = BackendMemory
+	}
+	return m.design.Supports(workloads[wl].caps(backend))
+}
+
+// Values of Config.Backend, where the bank's state lives.
+const (
+	// BackendMemory keeps every workload's state in the server's memory.
+	BackendMemory = "memory"
+	// BackendMySQL keeps the bank in a MariaDB or MySQL database
+	// (package workload/dbbank); the others stay in memory.
+	BackendMySQL = "mysql"
+)
+
+// Backends lists the values of Config.Backend (and -backend).
+func Backends() []string { return []string{BackendMemory, BackendMySQL} }
+
+// WorkloadsOn names the workloads whose state can live on backend: every
+// workload in memory, the bank in a database.
+func WorkloadsOn(backend string) []string {
+	var names []string
+	for _, w := range workloads {
+		if w.hasBackend(backend) {
+			names = append(names, w.Name())
+		}
+	}
+	return names
+}
+
+// ErrBackend marks a backend the server cannot reach at start: a runtime
+// failure, unlike a bad flag.
+var ErrBackend = errors.New("server: backend")
+
+// CanServeOn says why the mode cannot run with its state on backend (one of
+// Backends; "" is memory) and durability, or nil when it can: it must serve
+// every workload that lives on that backend, and at least one workload.
+// -list-modes and New ask the same question.
+func (m Mode) CanServeOn(backend, durability string) error {
+	if backend == "" {
+		backend = BackendMemory
+	}
+	if !slices.Contains(Backends(), backend) {
+		return fmt.Errorf("backend %q: want one of %s", backend, strings.Join(Backends(), ", "))
+	}
+	if m.design == nil {
+		if backend != BackendMemory {
+			return fmt.Errorf("mode %s keeps no state: it has nothing to keep in %s", m.Name, backend)
+		}
+		return nil
+	}
+	if backend != BackendMemory && durability == DurabilityWAL {
+		return fmt.Errorf("backend %s keeps the bank durable in the database: it takes no write-ahead log (-durability %s)", backend, durability)
+	}
+	served := 0
+	for wl, w := range workloads {
+		err := m.servesErrOn(wl, backend)
+		if err == nil {
+			served++
+			continue
+		}
+		if backend != BackendMemory && w.hasBackend(backend) {
+			return fmt.Errorf("mode %s cannot serve the %s with its state in %s: %w", m.Name, w.Name(), backend, err)
+		}
+	}
+	if served == 0 {
+		var others []string
+		for _, o := range Modes() {
+			for wl := range workloads {
+				if o.design != nil && o.servesErrOn(wl, backend) == nil {
+					others = append(others, o.Name)
+					break
+				}
+			}
+		}
+		return fmt.Errorf("mode %s serves no workload with its state in %s (the designs that serve one: %s)", m.Name, backend, strings.Join(others, ", "))
+	}
+	return nil
+}
+
+// ModesOn names the modes that can run with their state on backend.
+func ModesOn(backend string) []string {
+	var names []string
+	for _, m := range Modes() {
+		if m.CanServeOn(backend, DurabilityNone) == nil {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }
 
 // Modes lists the modes in the order -help shows them: every design of the

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/server/calltrace"
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/workload"
+	"github.com/locklab/locklab/workload/dbbank"
 )
 
 // MaxRecvMsgSize is the largest request the server decodes; a larger one is
@@ -85,6 +86,13 @@ type Config struct {
 	// Logger receives the line a log writes when it cuts a torn tail (nil:
 	// log.Default()).
 	Logger *log.Logger
+	// Backend is where the bank's state lives: BackendMemory ("" too) or
+	// BackendMySQL, a database reached through DB (the counter and the kv
+	// stay in memory). With a database the Bank config only seeds an empty
+	// one.
+	Backend string
+	// DB is the database, its pool and its cache, with BackendMySQL.
+	DB dbbank.Config
 }
 
 // Server is the gRPC server of one mode.
@@ -142,6 +150,19 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	s := &Server{mode: m, health: health.NewServer()}
 	if err := m.CanRun(cfg.Durability); err != nil {
 		return nil, err
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = BackendMemory
+	}
+	// In memory a mode that serves no workload (db-rowlock) still builds,
+	// every data RPC answering UNIMPLEMENTED as for any workload it does
+	// not serve; the command refuses it (CanServeOn). Over a database the
+	// mode must serve the bank, or the database would be opened for
+	// nothing.
+	if cfg.Backend != BackendMemory {
+		if err := m.CanServeOn(cfg.Backend, cfg.Durability); err != nil {
+			return nil, err
+		}
 	}
 	if m.StoreBacked() {
 		ms, err := newMachines(cfg)

@@ -33,7 +33,7 @@ func codeOf(err error) codes.Code {
 		return codes.OutOfRange
 	case errors.Is(err, errNotServed):
 		return codes.Unimplemented
-	case errors.Is(err, store.ErrClosed):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, workload.ErrUnavailable):
 		return codes.Unavailable
 	case errors.Is(err, store.ErrOverloaded):
 		return codes.ResourceExhausted

@@ -41,6 +41,7 @@ func TestToStatus(t *testing.T) {
 		{workload.ErrOverflow, codes.OutOfRange},
 		{workload.ErrCounterOverflow, codes.OutOfRange},
 		{store.ErrClosed, codes.Unavailable},
+		{fmt.Errorf("%w: database: dial unix: connection refused", workload.ErrUnavailable), codes.Unavailable},
 		{store.ErrOverloaded, codes.ResourceExhausted},
 		{newInflight(3).err, codes.ResourceExhausted},
 		{context.Canceled, codes.Canceled},

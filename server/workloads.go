@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"google.golang.org/grpc"
@@ -14,6 +15,7 @@ import (
 	"github.com/locklab/locklab/wal"
 	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
+	"github.com/locklab/locklab/workload/dbbank"
 )
 
 // workloads is the server's one list of workloads, in the order of the API.
@@ -52,6 +54,18 @@ var workloads = []workloadDef{
 		machine: func(cfg Config) (store.Machine[workload.BankCmd, workload.BankResult], durable.Codec[workload.BankCmd, workload.BankResult], error) {
 			b, err := workload.NewBank(cfg.Bank)
 			return b, workload.BankLog{B: b}, err
+		},
+		inDB: &remote[workload.BankCmd, workload.BankResult]{
+			caps: store.CapabilitiesOf[workload.BankCmd, workload.BankResult](&dbbank.Bank{}),
+			open: func(cfg Config) (store.Machine[workload.BankCmd, workload.BankResult], io.Closer, error) {
+				db := cfg.DB
+				db.Bank = cfg.Bank
+				b, err := dbbank.Open(context.Background(), db)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%w: %w", ErrBackend, err)
+				}
+				return b, b, nil
+			},
 		},
 		op: func(c workload.BankCmd) int { return int(c.Op) },
 		register: func(s *grpc.Server, d *data[workload.BankCmd, workload.BankResult]) {
@@ -112,9 +126,12 @@ type workloadDef interface {
 	opName(op int) string
 	numOps() int
 	desc() *grpc.ServiceDesc
-	// caps are what the workload's machine can do: the designs that serve
-	// it follow.
-	caps() store.Capability
+	// caps are what the workload's machine can do on backend (one of
+	// Backends): the designs that serve it follow.
+	caps(backend string) store.Capability
+	// hasBackend reports whether the workload's state can live on backend
+	// (every workload lives in memory).
+	hasBackend(backend string) bool
 	registerNoop(*grpc.Server)
 	// checkReset refuses a Reset request the workload cannot apply.
 	checkReset(*pb.ResetRequest) error
@@ -160,6 +177,17 @@ type def[C, R any] struct {
 	reset func(*pb.ResetRequest) (C, error)
 	// stats fills the workload's fields of GetStats, read through s.
 	stats func(ctx context.Context, s store.Store[C, R], out *pb.GetStatsResponse) error
+	// inDB is the workload's machine over a database (BackendMySQL); nil
+	// if its state lives only in memory.
+	inDB *remote[C, R]
+}
+
+// remote is a workload's machine whose state lives in a database.
+type remote[C, R any] struct {
+	caps store.Capability // what the machine can do, known without connecting
+	// open connects to cfg.DB; the closer releases the connections once
+	// the store is closed.
+	open func(cfg Config) (store.Machine[C, R], io.Closer, error)
 }
 
 func (d def[C, R]) Name() string { return d.name }
@@ -176,7 +204,14 @@ func (d def[C, R]) desc() *grpc.ServiceDesc             { return d.service }
 func (d def[C, R]) registerNoop(s *grpc.Server)         { d.noop(s) }
 func (d def[C, R]) checkReset(r *pb.ResetRequest) error { _, err := d.reset(r); return err }
 
-func (d def[C, R]) caps() store.Capability {
+func (d def[C, R]) hasBackend(backend string) bool {
+	return backend == BackendMemory || backend == BackendMySQL && d.inDB != nil
+}
+
+func (d def[C, R]) caps(backend string) store.Capability {
+	if backend == BackendMySQL && d.inDB != nil {
+		return d.inDB.caps
+	}
 	m, _, err := d.machine(Config{})
 	if err != nil {
 		return 0
@@ -185,11 +220,20 @@ func (d def[C, R]) caps() store.Capability {
 }
 
 func (d def[C, R]) instance(cfg Config, spin *work.Spinner) (instance, error) {
-	bare, codec, err := d.machine(cfg)
-	if err != nil {
-		return nil, err
+	var in *inst[C, R]
+	if cfg.Backend == BackendMySQL && d.inDB != nil {
+		m, closer, err := d.inDB.open(cfg)
+		if err != nil {
+			return nil, err
+		}
+		in = &inst[C, R]{def: d, m: m, data: &data[C, R]{}, closer: closer}
+	} else {
+		bare, codec, err := d.machine(cfg)
+		if err != nil {
+			return nil, err
+		}
+		in = &inst[C, R]{def: d, m: bare, codec: codec, data: &data[C, R]{}}
 	}
-	in := &inst[C, R]{def: d, m: bare, codec: codec, data: &data[C, R]{}}
 	if spin != nil {
 		in.m = work.New(in.m, *spin)
 	}
@@ -215,7 +259,10 @@ func (d *data[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 type inst[C, R any] struct {
 	def   def[C, R]
 	m     store.Machine[C, R] // as the design gets it: with work, and logged
-	codec durable.Codec[C, R]
+	codec durable.Codec[C, R] // nil for a machine over a database
+	// closer releases a database machine's connections once its store is
+	// closed (nil: nothing to release).
+	closer io.Closer
 	// bare serves Reset and GetStats, so that they are not in the latency
 	// the window reports; data serves the data RPCs.
 	bare store.Store[C, R]
@@ -275,8 +322,13 @@ func (in *inst[C, R]) stats(ctx context.Context, out *pb.GetStatsResponse) error
 }
 
 func (in *inst[C, R]) close() error {
-	if in.bare == nil {
-		return nil
+	var err error
+	if in.bare != nil {
+		err = in.bare.Close()
 	}
-	return in.bare.Close()
+	if in.closer != nil {
+		err = errors.Join(err, in.closer.Close())
+		in.closer = nil
+	}
+	return err
 }

@@ -21,12 +21,16 @@ const (
 	// CapCommit: the machine makes applied commands durable in Commit
 	// (Committer). Only designs marked Durable serve such a machine.
 	CapCommit
+	// CapTx: the machine runs each command as a transaction of its own in
+	// a database, safe to call from many goroutines at once, the database's
+	// row locks keeping it serializable (Transactional).
+	CapTx
 )
 
 var capNames = []struct {
 	c    Capability
 	name string
-}{{CapReads, "reads"}, {CapShards, "shards"}, {CapAtomic, "atomic"}, {CapCommit, "commit"}}
+}{{CapReads, "reads"}, {CapShards, "shards"}, {CapAtomic, "atomic"}, {CapCommit, "commit"}, {CapTx, "tx"}}
 
 func (c Capability) String() string {
 	var parts []string
@@ -64,6 +68,14 @@ type Sharded[C any] interface {
 // called by any number of goroutines at once and is linearizable on its own.
 type Atomic[C, R any] interface {
 	ApplyAtomic(cmd C) (R, error)
+}
+
+// Transactional is implemented by machines whose state lives in a database:
+// ApplyTx runs cmd as one transaction, committed before it returns, and may
+// be called by any number of goroutines at once; the database's locks order
+// the transactions that touch the same rows.
+type Transactional[C, R any] interface {
+	ApplyTx(cmd C) (R, error)
 }
 
 // Committer is implemented by durable machines: Apply records a state change,
@@ -112,6 +124,9 @@ func CapabilitiesOf[C, R any](m Machine[C, R]) Capability {
 	}
 	if _, ok := m.(Committer); ok {
 		c |= CapCommit
+	}
+	if _, ok := m.(Transactional[C, R]); ok {
+		c |= CapTx
 	}
 	return c
 }

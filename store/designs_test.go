@@ -46,11 +46,12 @@ func designsFor[C, R any](sample Machine[C, R]) []design[C, R] {
 
 // capable gives a test machine every capability, so the contract tests reach
 // every design: nothing is read-only, everything is on shard 0 (so the
-// sharded designs serialise it), and ApplyAtomic takes a lock of its own (the
-// atomic design's contract is about ctx and Close, not about the machine).
+// sharded designs serialise it), and ApplyAtomic and ApplyTx take a lock of
+// their own (the atomic and db-rowlock designs' contract is about ctx and
+// Close, not about the machine).
 type capable[C, R any] struct {
 	m  Machine[C, R]
-	mu sync.Mutex // serialises ApplyAtomic
+	mu sync.Mutex // serialises ApplyAtomic and ApplyTx
 }
 
 func capableOf[C, R any](m Machine[C, R]) *capable[C, R] { return &capable[C, R]{m: m} }
@@ -64,3 +65,5 @@ func (c *capable[C, R]) ApplyAtomic(cmd C) (R, error) {
 	defer c.mu.Unlock()
 	return c.m.Apply(cmd)
 }
+
+func (c *capable[C, R]) ApplyTx(cmd C) (R, error) { return c.ApplyAtomic(cmd) }

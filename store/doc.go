@@ -21,13 +21,16 @@
 //     owners in shard order.
 //   - combining: flat combining; callers publish commands and whoever takes
 //     the lock applies all of them.
+//   - db-rowlock: nothing in the process; every command is a database
+//     transaction of its own ([Transactional]) and the database's row locks
+//     order them. It serves only a machine whose state is in a database.
 //
 // Every design satisfies [Store] and passes the same contract tests, so a
 // caller (or a benchmark) switches design by changing one name.
 //
 // Some designs need more of a machine than Apply: which commands only read
 // ([ReadOnly]), how the state splits into shards ([Sharded]), a lock-free
-// Apply ([Atomic]). A machine declares these by implementing small
+// Apply ([Atomic]), a transaction per command ([Transactional]). A machine declares these by implementing small
 // interfaces; [New] refuses a design whose needs the machine does not meet
 // with [ErrUnsupported]. A machine that implements [Committer] is durable:
 // designs commit before they answer, the lock designs once per command, the

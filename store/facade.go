@@ -133,7 +133,12 @@ func newFacade[C, R any](d Design, m Machine[C, R], caps Capability, cfg Config)
 		f.shards = sh.ShardsOf
 	}
 	mi := machineInfo{caps: caps}
-	if caps&CapCommit != 0 {
+	switch {
+	case d.Needs&CapTx != 0:
+		// Each ApplyTx commits its own transaction: nothing to commit
+		// after it.
+		f.apply = m.(Transactional[C, R]).ApplyTx
+	case caps&CapCommit != 0:
 		f.commit = m.(Committer).Commit
 		mi.commit = f.commit
 	}

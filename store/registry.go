@@ -133,6 +133,7 @@ var registry = []Design{
 	{Name: "inputQ-spin", Doc: "one owner goroutine on a thread of its own polls a lock-free queue, spinning a bounded time before it parks", Owner: true, Durable: true, new: newInputQSpinEngine},
 	{Name: "sharded-inputQ", Doc: "one owner goroutine per shard; a two-shard command travels up the owners in shard order", Needs: CapShards, Owner: true, Durable: true, new: newShardedInputQEngine},
 	{Name: "combining", Doc: "flat combining: callers publish commands, whoever takes the lock applies them all", Durable: true, GroupCommit: true, new: newCombiningEngine},
+	{Name: "db-rowlock", Doc: "no lock in the process: every command is a database transaction of its own, ordered by the database's row locks", Needs: CapTx, Durable: true, new: newRowLockEngine},
 }
 
 // Designs returns the registry in its order.

@@ -74,6 +74,10 @@ func TestWrap(t *testing.T) {
 	for _, d := range Designs() {
 		t.Run(d.Name, func(t *testing.T) {
 			s, err := Wrap[workload.CounterCmd, int64](d, workload.NewCounter(), Config{})
+			if d.Supports(CapabilitiesOf[workload.CounterCmd, int64](workload.NewCounter())) != nil {
+				require.ErrorIs(t, err, ErrUnsupported, "a design that needs what the counter lacks (db-rowlock: a database)")
+				return
+			}
 			require.NoError(t, err)
 			defer s.Close()
 			v, err := s.Do(t.Context(), workload.CounterCmd{Op: workload.CounterIncrement, Delta: 3})
@@ -158,6 +162,12 @@ func TestCommit(t *testing.T) {
 			if !d.Durable {
 				require.ErrorIs(t, err, ErrUnsupported)
 				assert.ErrorContains(t, err, "durable")
+				return
+			}
+			if d.Needs&CapTx != 0 {
+				// Its machine commits inside each ApplyTx, and the design
+				// never calls Commit (TestRowLockRunsTransactionsAtOnce).
+				require.ErrorIs(t, err, ErrUnsupported)
 				return
 			}
 			require.NoError(t, err)

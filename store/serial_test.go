@@ -349,7 +349,7 @@ func TestSerialSameRuleForEveryKind(t *testing.T) {
 func TestSerialStatsOff(t *testing.T) {
 	for _, d := range Designs() {
 		t.Run(d.Name, func(t *testing.T) {
-			s, err := New(d.Name, Machine[int, int](newBusyMachine(0)), Config{})
+			s, err := New(d.Name, Machine[int, int](capableOf[int, int](newBusyMachine(0))), Config{})
 			require.NoError(t, err)
 			defer s.Close()
 			_, err = s.Do(context.Background(), 1)

@@ -111,28 +111,35 @@ func spin(n uint64) uint64 {
 type Machine[C, R any] struct {
 	inner  store.Machine[C, R]
 	spin   Spinner
-	ro     store.ReadOnly[C]  // nil if inner has no read-only commands
-	shards store.Sharded[C]   // nil if inner is not sharded
-	atomic store.Atomic[C, R] // nil if inner has no lock-free path
+	ro     store.ReadOnly[C]         // nil if inner has no read-only commands
+	shards store.Sharded[C]          // nil if inner is not sharded
+	atomic store.Atomic[C, R]        // nil if inner has no lock-free path
+	tx     store.Transactional[C, R] // nil unless inner keeps its state in a database
+	commit store.Committer           // nil unless inner commits (a database's transaction)
 	caps   store.Capability
 }
 
 var (
-	_ store.Machine[int, int]  = (*Machine[int, int])(nil)
-	_ store.ReadOnly[int]      = (*Machine[int, int])(nil)
-	_ store.Sharded[int]       = (*Machine[int, int])(nil)
-	_ store.Atomic[int, int]   = (*Machine[int, int])(nil)
-	_ store.CapabilityReporter = (*Machine[int, int])(nil)
+	_ store.Machine[int, int]       = (*Machine[int, int])(nil)
+	_ store.ReadOnly[int]           = (*Machine[int, int])(nil)
+	_ store.Sharded[int]            = (*Machine[int, int])(nil)
+	_ store.Atomic[int, int]        = (*Machine[int, int])(nil)
+	_ store.Transactional[int, int] = (*Machine[int, int])(nil)
+	_ store.CapabilityReporter      = (*Machine[int, int])(nil)
 )
 
 // New wraps m. Wrap the bare machine, and wrap the result for durability
-// (durable.Machine), not the other way round: this decorator does not
-// forward Commit.
+// (durable.Machine), not the other way round: the log must see the
+// commands this decorator passes on. Commit and ApplyTx are forwarded to a
+// machine that keeps its state in a database, whose transactions the work
+// then runs inside.
 func New[C, R any](m store.Machine[C, R], s Spinner) *Machine[C, R] {
 	w := &Machine[C, R]{inner: m, spin: s, caps: store.CapabilitiesOf(m)}
 	w.ro, _ = m.(store.ReadOnly[C])
 	w.shards, _ = m.(store.Sharded[C])
 	w.atomic, _ = m.(store.Atomic[C, R])
+	w.tx, _ = m.(store.Transactional[C, R])
+	w.commit, _ = m.(store.Committer)
 	return w
 }
 
@@ -158,6 +165,27 @@ func (w *Machine[C, R]) ApplyAtomic(cmd C) (R, error) {
 		return zero, store.ErrUnsupported
 	}
 	return w.atomic.ApplyAtomic(cmd)
+}
+
+// ApplyTx is Apply for the db-rowlock design.
+func (w *Machine[C, R]) ApplyTx(cmd C) (R, error) {
+	if w.tx == nil {
+		var zero R
+		return zero, store.ErrUnsupported
+	}
+	if w.writes(cmd) {
+		w.spin.Spin()
+	}
+	return w.tx.ApplyTx(cmd)
+}
+
+// Commit forwards to the inner machine (nothing to commit if it has no
+// Commit).
+func (w *Machine[C, R]) Commit() error {
+	if w.commit == nil {
+		return nil
+	}
+	return w.commit.Commit()
 }
 
 // ReadOnly forwards to the inner machine (false if it has no read-only

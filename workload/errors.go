@@ -15,6 +15,9 @@ var (
 	ErrInsufficientFunds = errors.New("workload: insufficient funds")
 	// ErrOverflow: the result would not fit in an int64.
 	ErrOverflow = errors.New("workload: overflow")
+	// ErrUnavailable: the machine's state lives elsewhere (a database) and
+	// could not be reached; the command may be tried again.
+	ErrUnavailable = errors.New("workload: state unavailable")
 )
 
 // Specific refusals, built once so that refusing costs no allocation.

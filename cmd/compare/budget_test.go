@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/server/serve"
 )
 
 // TestStudyTargetsFitTheirBudgets reads the plans of the Makefile's study
@@ -42,6 +43,7 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 		{"why", []string{"WHY_H2LOAD", "WHY_CORES"}, 5 * time.Minute, true, true},
 		{"runtimes", []string{"RUNTIMES_DEFAULT", "RUNTIMES_CORES"}, 25 * time.Minute, false, true},
 		{"ledger", []string{"LEDGER_DEFAULT", "LEDGER_CORES"}, 12 * time.Minute, false, true},
+		{"bank-db", []string{"BANK_DB"}, 40 * time.Minute, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 					cmd, err := parseFlags(append(strings.Fields(string(m[1])), extra...), io.Discard)
 					require.NoError(t, err, name)
 					if cmd.cfg.AllModes {
-						cmd.cfg.Modes = serverCatalog().Base.Names() // as Compare does
+						cmd.cfg.Modes = serverCatalog().Names() // as Compare does
 					}
 					if tt.attribute {
 						assert.True(t, cmd.cfg.Factors.Attributes(), "%s attributes", name)
@@ -80,21 +82,19 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 	}
 }
 
-// serverCatalog is what the server binary's -list-modes says, taken from
-// the registry it prints.
+// serverCatalog is what the server binary's -list-modes says, unasked and
+// under every -backend, taken from the registry it prints.
 func serverCatalog() plan.Catalog {
-	var b strings.Builder
-	for _, m := range server.Modes() {
-		b.WriteString(m.Name)
-		for _, wl := range server.Workloads() {
-			if m.Serves(wl) {
-				b.WriteString(" " + wl)
-			}
-		}
-		b.WriteString("\n")
+	list := func(backend string) plan.ModeList {
+		var b strings.Builder
+		serve.ListModes(&b, server.DurabilityNone, backend)
+		return plan.ParseModeList(b.String())
 	}
-	ml := plan.ParseModeList(b.String())
-	return plan.Catalog{Base: ml, Under: map[string]plan.ModeList{}}
+	cat := plan.Catalog{Base: list(server.BackendMemory), Under: map[string]plan.ModeList{}}
+	for _, b := range server.Backends() {
+		cat.Under[plan.CatalogKey(plan.Backend, b)] = list(b)
+	}
+	return cat
 }
 
 // TestCapacityFitsItsBudget: make capacity's run, as the Makefile gives it,

@@ -43,6 +43,7 @@ func TestMakeHelpFigures(t *testing.T) {
 		{"the objective", "p99 ≤ 3× the noop server's floor", "p99 ≤ 2× the noop server's floor"},
 		{"the driver agreement", "within 15%", "within 10%"},
 		{"a runtime", "on go1.26.8 and go1.27.3", "on go1.26.8 and go1.28.0"},
+		{"a database pool", "database pools of 1, 9 and 32", "database pools of 1, 8 and 32"},
 		{"an unchecked figure", "invariants checked", "invariants checked (~4 min)"},
 	}
 	for _, c := range controls {
@@ -124,6 +125,13 @@ func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 				if !strings.Contains(help, v) {
 					problem(target, "does not name the runtime %s, which its plans run", v)
 				}
+			}
+			return append(f, m.studyTime(t, target, help, problem)...)
+		},
+		"bank-db": func(target, help string) []string {
+			f := figure(target, help, `database pools of ([0-9]+), ([0-9]+) and ([0-9]+)`)
+			if got := m.factorValues(t, target, plan.DBPool); f != nil && !slices.Equal(f, got) {
+				problem(target, "states database pools %v; its plan runs %v", f, got)
 			}
 			return append(f, m.studyTime(t, target, help, problem)...)
 		},
@@ -307,7 +315,7 @@ func (m makefile) studyTime(t *testing.T, target, help string, problem func(targ
 			continue
 		}
 		if cmd.cfg.AllModes {
-			cmd.cfg.Modes = serverCatalog().Base.Names() // as Compare does
+			cmd.cfg.Modes = serverCatalog().Names() // as Compare does
 		}
 		specs := plan.Layout(cmd.cfg.Config, serverCatalog(), run.Serves)
 		require.NotEmpty(t, specs, "make %s: %v", target, args)

@@ -25,5 +25,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(Main(o))
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	stopTestDatabase()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

@@ -185,10 +185,11 @@ func startRun(t *testing.T, o Options) *running {
 			return true // fails below: no address
 		default:
 		}
-		line, _, _ := strings.Cut(r.stderr.String(), "\n")
-		if m := listeningRE.FindStringSubmatch(line); m != nil {
-			r.addr = m[2]
-			return true
+		for line := range strings.Lines(r.stderr.String()) {
+			if m := listeningRE.FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+				r.addr = m[2]
+				return true
+			}
 		}
 		return false
 	}, time.Minute, 10*time.Millisecond, "no listening line; stderr:\n%s", r.stderr)

@@ -28,6 +28,7 @@ import (
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
+	"github.com/locklab/locklab/workload/dbbank"
 )
 
 // ErrUsage marks errors in the command line: exit status 2, as flag's own
@@ -59,6 +60,11 @@ type Options struct {
 	MaxCalls      int           // -max-calls
 	RejectFull    bool          // -reject-when-full
 	MetricsAddr   string        // -metrics-addr
+	Backend       string        // -backend: one of server.Backends
+	DBDSN         string        // -db-dsn: empty starts a private MariaDB
+	DBPool        int           // -db-pool
+	Cache         string        // -cache: none or redis
+	RedisAddr     string        // -redis-addr: empty (with -cache redis) starts a private Redis
 }
 
 // Defaults are the flags' defaults.
@@ -76,6 +82,9 @@ func Defaults() Options {
 		SpinBudget:  store.DefaultSpinBudget,
 		Durability:  server.DurabilityNone,
 		WorkKind:    work.KindSpin,
+		Backend:     server.BackendMemory,
+		DBPool:      dbbank.DefaultPool,
+		Cache:       CacheNone,
 	}
 }
 
@@ -114,7 +123,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if o.ListModes {
-		ListModes(stdout, o.Durability)
+		ListModes(stdout, o.Durability, o.Backend)
 		return nil
 	}
 	usage := func(format string, a ...any) error {
@@ -141,8 +150,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		reg = server.NewMetricsRegistry()
 		cfg.Metrics = reg
 	}
+	if err := mode.CanServeOn(o.Backend, o.Durability); err != nil {
+		return usage("-mode %s -backend %s: %v", mode.Name, o.Backend, err)
+	}
+	stopDB, err := o.privateServers(ctx, &cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
 	srv, err := mode.New(cfg)
-	if errors.Is(err, server.ErrDataDir) {
+	if errors.Is(err, server.ErrDataDir) || errors.Is(err, server.ErrBackend) {
 		return err // a runtime failure: status 1, not a usage error
 	}
 	if err != nil {
@@ -263,6 +280,9 @@ func (o Options) config() (server.Config, error) {
 	if o.SnapshotEvery < 0 {
 		return server.Config{}, fmt.Errorf("-snapshot-every %d: want >= 0", o.SnapshotEvery)
 	}
+	if err := o.checkBackend(); err != nil {
+		return server.Config{}, err
+	}
 	return server.Config{
 		Mode:          o.Mode,
 		Bank:          workload.BankConfig{Scenario: sc, Accounts: uint32(o.Accounts), InitialBalance: o.Balance},
@@ -275,5 +295,7 @@ func (o Options) config() (server.Config, error) {
 		Durability:    o.Durability,
 		DataDir:       o.DataDir,
 		SnapshotEvery: o.SnapshotEvery,
+		Backend:       o.Backend,
+		DB:            dbbank.Config{DSN: o.DBDSN, Pool: o.DBPool, RedisAddr: o.RedisAddr},
 	}, nil
 }

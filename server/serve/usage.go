@@ -30,20 +30,23 @@ func PrintUsage(w io.Writer) {
 			}
 		}
 	}
+	for _, b := range server.Backends()[1:] {
+		fmt.Fprintf(w, "\nwith -backend %s (the bank in a database), the modes: %s\n", b, strings.Join(server.ModesOn(b), ", "))
+	}
 	fmt.Fprintf(w, "\nflags:\n")
 }
 
 // ListModes writes -list-modes: every mode that can run with the durability
-// given, one per line with the workloads it serves, for scripts to range
-// over.
-func ListModes(w io.Writer, durability string) {
+// and the backend given, one per line with the workloads it serves, for
+// scripts to range over.
+func ListModes(w io.Writer, durability, backend string) {
 	for _, m := range server.Modes() {
-		if m.CanRun(durability) != nil {
+		if m.CanRun(durability) != nil || m.CanServeOn(backend, durability) != nil {
 			continue // the list answers "what can run with these flags"
 		}
 		line := []string{m.Name}
 		for _, wl := range server.Workloads() {
-			if m.Serves(wl) {
+			if m.ServesOn(wl, backend) {
 				line = append(line, wl)
 			}
 		}

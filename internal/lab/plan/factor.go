@@ -76,8 +76,9 @@ type Placement struct {
 }
 
 // Factors is the table of factors, in the order of group keys, headings and
-// run ids: work outermost in the cross product, then the server's CPUs
-// (cpus.go), then the latency ledger (ledger.go), and attribution innermost
+// run ids: work outermost in the cross product, then where the bank's state
+// lives and its database pool (backend.go), the server's CPUs (cpus.go),
+// then the latency ledger (ledger.go), and attribution innermost
 // (attribute.go); the Go runtime (runtime.go) is an arm, laid out beside
 // the modes.
 var Factors = []*Factor{
@@ -164,6 +165,8 @@ var Factors = []*Factor{
 		},
 		K6: func(v string) []string { return []string{"READ_RATIO=" + v} },
 	},
+	backendFactor,
+	dbPoolFactor,
 	serverCPUsFactor,
 	ledgerFactor,
 	attributeFactor,

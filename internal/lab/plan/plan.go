@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -283,15 +284,33 @@ func NACells(cfg Config, cat Catalog) []NA {
 	var out []NA
 	for _, wl := range cfg.Workloads {
 		for _, mode := range cfg.Modes {
-			if _, known := cat.Base.lookup(mode); !known {
+			if !cat.Knows(mode) {
 				continue
 			}
-			if !cat.Base.serves(mode, wl.Kind) {
+			applies := func(i int) bool {
+				f := Factors[i]
+				return i < len(cfg.Factors) && (f.Applies == nil || f.Applies(wl.Kind))
+			}
+			// A mode the server does not serve unasked may be served under
+			// one factor's value (db-rowlock with the bank in a database):
+			// that factor's other values are then its n/a cells.
+			base, enabler := cat.Base.serves(mode, wl.Kind), -1
+			for i, f := range Factors {
+				if base || enabler >= 0 || !applies(i) {
+					continue
+				}
+				for _, v := range cfg.Factors[i] {
+					if ml, asked := cat.Under[CatalogKey(f.Name, v)]; asked && ml.serves(mode, wl.Kind) {
+						enabler = i
+					}
+				}
+			}
+			if !base && enabler < 0 {
 				out = append(out, NA{Workload: wl.Name, Mode: mode, Reason: fmt.Sprintf("%s does not serve the %s workload", mode, wl.Kind)})
 				continue
 			}
 			for i, f := range Factors {
-				if i >= len(cfg.Factors) || (f.Applies != nil && !f.Applies(wl.Kind)) {
+				if !applies(i) || !base && i != enabler {
 					continue
 				}
 				for _, v := range cfg.Factors[i] {
@@ -304,6 +323,25 @@ func NACells(cfg Config, cat Catalog) []NA {
 		}
 	}
 	return out
+}
+
+// Knows reports whether the server lists mode unasked or under some factor
+// value.
+func (c Catalog) Knows(mode string) bool { return slices.Contains(c.Names(), mode) }
+
+// Names are the modes the server lists unasked, in its order, then those
+// it lists only under some factor value (db-rowlock, under -backend mysql).
+func (c Catalog) Names() []string {
+	names := c.Base.Names()
+	keys := slices.Sorted(maps.Keys(c.Under))
+	for _, k := range keys {
+		for _, m := range c.Under[k].Names() {
+			if !slices.Contains(names, m) {
+				names = append(names, m)
+			}
+		}
+	}
+	return names
 }
 
 // NAFor finds the n/a entry of a cell, if it has one.

@@ -47,10 +47,13 @@ type Meta struct {
 	Runtimes      []RuntimeBuild `json:"runtimes,omitempty"`
 	K6Version     string         `json:"k6_version,omitempty"`
 	H2loadVersion string         `json:"h2load_version,omitempty"`
-	GitCommit     string         `json:"git_commit"`
-	GitDirty      bool           `json:"git_dirty"`
-	Hostname      string         `json:"hostname"`
-	MaxVUsOpen    int            `json:"max_vus_open,omitempty"`
+	// MariaDBVersion is mariadbd --version, for a comparison that keeps the
+	// bank in a database (each run's server starts a private MariaDB).
+	MariaDBVersion string `json:"mariadb_version,omitempty"`
+	GitCommit      string `json:"git_commit"`
+	GitDirty       bool   `json:"git_dirty"`
+	Hostname       string `json:"hostname"`
+	MaxVUsOpen     int    `json:"max_vus_open,omitempty"`
 	// Gate is the validity rule the runner applied, fixed before the first
 	// run; nil in records written before there was one.
 	Gate *Gate `json:"gate,omitempty"`

@@ -130,7 +130,7 @@ func Preflight(cfg Config) error {
 
 // PlanDuration estimates how long the plan takes on a 2-CPU machine: each
 // run's warm-up and measured window, about 0.1 s to start and stop its server
-// and drivers, and the time its two driver processes take to open their
+// and drivers (and dbStartup more over a database), and the time its two driver processes take to open their
 // connections (measured: about 1.5 ms a connection, so 3 s for two processes
 // of 1000 callers each), and an attributed run's profile past its window.
 func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
@@ -148,9 +148,16 @@ func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 			conns = min(conns, cfg.Conns)
 		}
 		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond + attributionWait(cfg, s) + ledgerWait(s)
+		if plan.OverDatabase(s.Factors.Get(plan.Backend)) {
+			total += dbStartup
+		}
 	}
 	return total
 }
+
+// dbStartup is what a run over a database adds: its server makes a private
+// MariaDB's data directory, starts it, seeds the bank and stops it again.
+const dbStartup = 2 * time.Second
 
 // quietFor is how long the machine is watched before the first block.
 const quietFor = time.Second
@@ -296,7 +303,7 @@ func preflight(cfg Config, cat plan.Catalog) error {
 	if err := checkDrivers(cfg); err != nil {
 		return err
 	}
-	modes := cat.Base.Names()
+	modes := cat.Names()
 	for _, m := range cfg.Modes {
 		if !slices.Contains(modes, m) {
 			return fmt.Errorf("-modes: unknown mode %q; %s serves: %s", m, cfg.Server, strings.Join(modes, ", "))
@@ -342,7 +349,7 @@ func prepare(cfg Config) (Config, plan.Catalog, error) {
 		return cfg, cat, err
 	}
 	if cfg.AllModes {
-		cfg.Modes = cat.Base.Names()
+		cfg.Modes = cat.Names()
 	}
 	return cfg, cat, preflight(cfg, cat)
 }

@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
 func newMeta(cfg Config, na []plan.NA) record.Meta {
@@ -58,6 +60,9 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 			m.H2loadVersion = d.Version(cfg)
 			m.H2loadLevels = cfg.H2loadLevels
 		}
+	}
+	if slices.ContainsFunc(cfg.Factors.Values(plan.Backend), plan.OverDatabase) {
+		m.MariaDBVersion = dbinst.MariaDBVersion()
 	}
 	m.GitCommit = firstLine(output("git", "rev-parse", "--short", "HEAD"))
 	m.GitDirty = gitDirty("")

@@ -1,0 +1,100 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/workload/dbbank"
+)
+
+// Backend is the name of the factor that says where the bank's state lives:
+// in the server's memory (the default) or in a database (server -backend
+// mysql). A run over a database gets a private MariaDB of its own, which its
+// server starts before it listens and stops when it stops (no -db-dsn), so
+// that no run inherits another's tables, buffer pool or history. Only the
+// workloads the server can keep in a database are swept over it (the bank);
+// the designs that cannot serve the bank there are n/a, as the server's
+// -list-modes -backend mysql says.
+const Backend = "backend"
+
+// DBPool is the name of the factor that sizes a database-backed server's
+// connection pool (server -db-pool).
+const DBPool = "db-pool"
+
+// OverDatabase reports whether a value of Backend puts the bank in a
+// database (each run then starts a private MariaDB).
+func OverDatabase(v string) bool { return v != server.BackendMemory }
+
+// inDatabase: the server can keep this workload kind in a database.
+func inDatabase(kind string) bool {
+	return slices.Contains(server.WorkloadsOn(server.BackendMySQL), kind)
+}
+
+var backendFactor = &Factor{
+	Name: Backend, JSON: "backend", Label: "backend", Default: server.BackendMemory,
+	Usage: "comma-separated places for the bank's state: " + strings.Join(server.Backends(), ", ") +
+		" (server -backend; mysql: a private MariaDB per run, started by the server)",
+	Parse: func(it string) (string, error) {
+		if !slices.Contains(server.Backends(), it) {
+			return "", fmt.Errorf("-backend: %q: want %s", it, strings.Join(server.Backends(), " or "))
+		}
+		return it, nil
+	},
+	Encode:  func(v string) any { return v },
+	Decode:  decodeString,
+	Applies: inDatabase,
+	ID: func(v string) string {
+		if v == server.BackendMemory {
+			return ""
+		}
+		return "-" + v
+	},
+	Server: func(v string, _ RunDirs) []string {
+		if v == server.BackendMemory {
+			return nil // the server's default: runs in memory keep their command lines
+		}
+		return []string{"-backend", v}
+	},
+	Refusal: func(mode, v string) string {
+		return fmt.Sprintf("%s cannot serve the bank with its state in %s", mode, v)
+	},
+	OmitDefault: true,
+}
+
+var dbPoolDefault = strconv.Itoa(dbbank.DefaultPool)
+
+var dbPoolFactor = &Factor{
+	Name: DBPool, JSON: "db_pool", Label: "database pool", Default: dbPoolDefault,
+	Usage: "comma-separated database connection pool sizes of a server with -backend mysql (server -db-pool), e.g. 1,9,32",
+	Parse: func(it string) (string, error) {
+		n, err := strconv.Atoi(it)
+		if err != nil || n < 1 || n > 500 {
+			return "", fmt.Errorf("-db-pool: %q is not a pool size in 1..500", it)
+		}
+		return strconv.Itoa(n), nil
+	},
+	Encode: func(v string) any { n, _ := strconv.Atoi(v); return n },
+	Decode: func(raw json.RawMessage) (string, error) {
+		var n int
+		err := json.Unmarshal(raw, &n)
+		return strconv.Itoa(n), err
+	},
+	Applies: inDatabase,
+	ID: func(v string) string {
+		if v == dbPoolDefault {
+			return ""
+		}
+		return "-pool" + v
+	},
+	Server: func(v string, _ RunDirs) []string {
+		if v == dbPoolDefault {
+			return nil
+		}
+		return []string{"-db-pool", v}
+	},
+	OmitDefault: true,
+}
