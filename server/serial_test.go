@@ -11,6 +11,7 @@ import (
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/store"
+	"github.com/locklab/locklab/work"
 )
 
 func serialByWorkload(s *pb.GetStatsResponse) map[string]*pb.SerialDemand {
@@ -27,7 +28,7 @@ func serialByWorkload(s *pb.GetStatsResponse) map[string]*pb.SerialDemand {
 // workloads' stores were idle, and Reset starts a new window. The store's
 // own tests bound the measurement from both sides, with controls; here the
 // upper bound only catches a wrong unit (a thousandfold) or a window that
-// does not start over, since -work's spin runs long, not short, on a loaded
+// does not start over, since -work runs long, not short, on a loaded
 // machine: a spin preempted, or its CPU stolen by the hypervisor, keeps the
 // resource busy for longer (3× was exceeded on a host that stole a tenth of
 // the CPUs).
@@ -36,12 +37,15 @@ func TestStatsSerialDemand(t *testing.T) {
 	// but the reset and GetStats is still "busy" for as long as its owner
 	// was descheduled in the middle of one of them (5.5 ms seen under a
 	// parallel make test), and its bound is a quarter of the counter's.
-	const n, work = 40, time.Millisecond
-	want := (n * work).Seconds()
+	const n, perCall = 40, time.Millisecond
+	want := (n * perCall).Seconds()
 	for _, mode := range storeModes {
 		t.Run(mode, func(t *testing.T) {
 			reg := NewMetricsRegistry()
-			ts := startServer(t, Config{Mode: mode, Work: work, Metrics: reg, Store: store.Config{SerialSampleEvery: 1}})
+			// Sleeping work: a spin calibrated while a parallel make test
+			// slowed its CPU runs short afterwards (half the work seen), and
+			// a sleep is never shorter than asked.
+			ts := startServer(t, Config{Mode: mode, Work: perCall, WorkKind: work.KindSleep, Metrics: reg, Store: store.Config{SerialSampleEvery: 1}})
 			web := httptest.NewServer(MetricsHandler(reg))
 			t.Cleanup(web.Close)
 			ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0) // the window starts after the resets' own work
