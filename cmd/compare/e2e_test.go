@@ -110,6 +110,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	records, err := record.Load(os.DirFS(out))
 	require.NoError(t, err)
 	require.Len(t, records, 20)
+	bankBRefusals := map[string]int64{} // scenario B's refused overdrafts, per design
 	for _, r := range records {
 		assert.Empty(t, r.Problems, r.ID)
 		assert.Equal(t, 0, r.ServerExit, r.ID)
@@ -137,12 +138,18 @@ func TestCompareEndToEnd(t *testing.T) {
 			}
 		}
 		if r.Workload == "bank-B" && r.Mode != "noop" { // noop keeps no balances to refuse
-			assert.Greater(t, r.Result.ExpectedRefusals, int64(0), "scenario B refuses overdrafts: %s", r.ID)
+			// Per design, not per run: a short run on a loaded machine may
+			// end before any account runs dry (a k6 run with none was seen).
+			bankBRefusals[r.Mode] += r.Result.ExpectedRefusals
 		}
 		for _, f := range []string{".summary.json", "." + r.Driver + ".log", ".warmup.log", ".server.log"} {
 			assert.FileExists(t, filepath.Join(out, "runs", r.ID+f))
 		}
 	}
+	for mode, n := range bankBRefusals {
+		assert.Positive(t, n, "scenario B refuses overdrafts: %s", mode)
+	}
+	assert.NotEmpty(t, bankBRefusals, "the plan runs scenario B")
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	for _, want := range []string{"## counter · go driver", "## bank-B · go driver", "## counter · k6 driver", "## counter · h2load driver", "## bank-B · k6 driver",
