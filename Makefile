@@ -443,9 +443,9 @@ BENCH_STORE_OUT    := docs/results/store
 # the hot counter and transfers without work, built by each toolchain of
 # BENCH_RUNTIMES in turn inside every round (so the machine's drift falls on
 # both alike), then benchstat's comparison of the two (Mann–Whitney U, 95%
-# intervals). On 2 CPUs: 9 designs × 2 ops × 3 parallelisms × 2 CPU counts ×
-# 2 toolchains × 10 rounds at ~83 ms a run, about 6 min. The go command
-# fetches go1.27.3 through the module proxy the first time.
+# intervals). On 2 CPUs: 102 rows (the designs that serve each op × 3
+# parallelisms × 2 CPU counts) × 2 toolchains × 10 rounds took 4 min here.
+# The go command fetches go1.27.3 through the module proxy the first time.
 BENCH_RUNTIMES     ?= go1.26.8 go1.27.3
 BENCH_RUNTIMES_RUN ?= Store/op=(Increment|TransferMoney)$$/work=0s/
 BENCH_RUNTIMES_OUT := docs/results/runtimes/store
