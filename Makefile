@@ -258,10 +258,17 @@ pack-results: ## pack a finished study's raw runs into one archive: make pack-re
 # and its A/A twin, 1 s + 5 s each. The bank is 20 ghz runs of 0.5 s warm-up +
 # under a second of calls + starting ghz twice, about a minute; rpcx 8 runs of
 # 20,000 calls at a few thousand calls/s, about a minute (cmd/seeds prints no
-# estimate for those two). From a fresh clone, building k6 and ghz adds a few
-# minutes.
+# estimate for those two). The bank over a database is the same rows and its
+# four reads again through Redis, 14 runs per design, each a server over a
+# private MariaDB (about 2 s to make, start and stop) with its calls at the
+# seed's slowest published rate (seeds.BankDBEstimate; make help states it,
+# checked by cmd/compare's tests). From a fresh clone, building k6 and ghz
+# adds a few minutes.
 SEEDS_OUT            := docs/results/seeds
 SEED_MODES           ?= mutex,inputQ
+# Over a database also db-rowlock, which leaves the order to the row locks,
+# as the seed's service did.
+SEED_DB_MODES        ?= mutex,inputQ,db-rowlock
 SEED_LADDER_REPS     ?= 2
 SEED_LADDER_DURATION ?= 5s
 SEED_LADDER_ARGS      = -driver k6 -ladder -workloads counter -modes $(SEED_MODES) -reps $(SEED_LADDER_REPS) -duration $(SEED_LADDER_DURATION) -warmup 1s
@@ -272,8 +279,8 @@ SEED_NGRINDER_BEFORE ?= mutex
 SEED_NGRINDER_AFTER  ?= inputQ-batch
 SEEDS_CMD             = GHZ=$(BIN)/ghz $(GO) run ./cmd/seeds
 
-.PHONY: seeds seed-ladder seed-bank seed-rpcx seed-ngrinder
-seeds: seed-ladder seed-bank seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/
+.PHONY: seeds seed-ladder seed-bank seed-bank-db seed-rpcx seed-ngrinder
+seeds: seed-ladder seed-bank seed-bank-db seed-rpcx seed-ngrinder ## every seed, each into docs/results/seeds/<seed>/
 
 seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, the seed's k6 columns (~4.3 min)
 	rm -rf $(SEEDS_OUT)/ladder/runs $(SEEDS_OUT)/ladder/runs.tar.gz
@@ -282,6 +289,9 @@ seed-ladder: build $(BIN)/k6 ## the inputQ-vs-mutex k6 ladder: 10…1000 VUs, th
 
 seed-bank: build $(BIN)/ghz ## the gRPC bank benchmark with ghz: its scenarios and request counts, 20 in parallel
 	LOCKLAB_COMMAND="make seed-bank" $(SEEDS_CMD) bank -out $(SEEDS_OUT)/bank -modes $(SEED_MODES) -server $(BIN)/locklab
+
+seed-bank-db: build $(BIN)/ghz db-servers ## the bank benchmark as it ran: over MariaDB with a pool of 9 and Redis, 20 in parallel, reads with the cache off and on (~3.9 min)
+	LOCKLAB_COMMAND="make seed-bank-db" $(SEEDS_CMD) bank -backend mysql -out $(SEEDS_OUT)/bank-db -modes $(SEED_DB_MODES) -server $(BIN)/locklab
 
 seed-rpcx: build $(BIN)/ghz ## the rpcx page: a 581-byte value at 100…5000 clients, mean/median/max/min/p99/TPS
 	LOCKLAB_COMMAND="make seed-rpcx$(if $(RPCX_REQUESTS), RPCX_REQUESTS=$(RPCX_REQUESTS))" $(SEEDS_CMD) rpcx -out $(SEEDS_OUT)/rpcx \

@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/seeds"
 	"github.com/locklab/locklab/load"
+	"github.com/locklab/locklab/workload/dbbank"
 )
 
 // TestMakeHelpFigures: every figure a `make help` line states — a default,
@@ -44,6 +45,8 @@ func TestMakeHelpFigures(t *testing.T) {
 		{"the driver agreement", "within 15%", "within 10%"},
 		{"a runtime", "on go1.26.8 and go1.27.3", "on go1.26.8 and go1.28.0"},
 		{"a database pool", "database pools of 1, 9 and 32", "database pools of 1, 8 and 32"},
+		{"the bank seed over a database", "a pool of 9 and Redis", "a pool of 8 and Redis"},
+		{"its designs", "SEED_DB_MODES        ?= mutex,inputQ,db-rowlock", "SEED_DB_MODES        ?= mutex,inputQ,db-rowlock,rwmutex,combining"},
 		{"an unchecked figure", "invariants checked", "invariants checked (~4 min)"},
 	}
 	for _, c := range controls {
@@ -172,6 +175,23 @@ func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 			f := figure(target, help, `([0-9]+) in parallel`)
 			if f != nil && f[0] != strconv.Itoa(seeds.BankConcurrency) {
 				problem(target, "states %s in parallel; seeds.BankConcurrency is %d", f[0], seeds.BankConcurrency)
+			}
+			return f
+		},
+		"seed-bank-db": func(target, help string) []string {
+			f := figure(target, help, `a pool of ([0-9]+) and Redis, ([0-9]+) in parallel.*\(~([0-9.]+) min\)$`)
+			if f == nil {
+				return nil
+			}
+			if f[0] != strconv.Itoa(dbbank.DefaultPool) || f[1] != strconv.Itoa(seeds.BankConcurrency) {
+				problem(target, "states a pool of %s and %s in parallel; the server's -db-pool is %d, seeds.BankConcurrency %d",
+					f[0], f[1], dbbank.DefaultPool, seeds.BankConcurrency)
+			}
+			est := seeds.BankDBEstimate(strings.Split(m.value("SEED_DB_MODES"), ","))
+			stated, _ := strconv.ParseFloat(f[2], 64)
+			if math.Abs(est.Minutes()-stated) > 0.5 || est > 6*time.Minute {
+				problem(target, "states ~%s min; seeds.BankDBEstimate of SEED_DB_MODES %s says %v (within half a minute, and 6 min at most)",
+					f[2], m.value("SEED_DB_MODES"), est.Round(time.Second))
 			}
 			return f
 		},

@@ -1,11 +1,13 @@
 // Command seeds renders, and for the seeds that ghz drives also runs, the
 // four source experiments locklab grew out of, each into its own folder
 // under docs/results/seeds with the seed's own table (package
-// internal/lab/seeds). `make seeds` runs all four; `make help` lists one
-// target per seed.
+// internal/lab/seeds), the bank benchmark twice: in memory and, as it ran,
+// over a database. `make seeds` runs them all; `make help` lists one target
+// per seed.
 //
 //	seeds ladder   -in DIR                           # render a k6 ladder the runner wrote into DIR
 //	seeds bank     -out DIR [-modes mutex,inputQ]    # ghz: the bank seed's rows, then render
+//	seeds bank     -backend mysql -out DIR [-modes …] # the same over MariaDB, reads with and without Redis
 //	seeds rpcx     -out DIR [-requests 1000000]      # ghz: the rpcx page's levels, then render
 //	seeds ngrinder -before DIR -after DIR -out DIR   # the before/after report of two results folders
 //	seeds stub     -out DIR -seed NAME               # a folder's README before its first run
@@ -23,6 +25,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +35,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/seeds"
+	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/summary"
 )
 
@@ -148,7 +152,7 @@ func (c *countedFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.out, "out", "", "the seed's folder: runs/, meta.json and README.md are written there")
 	fs.StringVar(&c.modes, "modes", "mutex,inputQ", "comma-separated server modes, side by side in the table")
 	fs.StringVar(&c.server, "server", "bin/locklab", "locklab server binary (make build)")
-	fs.DurationVar(&c.warmup, "warmup", 500*time.Millisecond, "ghz on the same call before each measured run, not counted")
+	fs.DurationVar(&c.warmup, "warmup", seeds.Warmup, "ghz on the same call before each measured run, not counted")
 	fs.IntVar(&c.conns, "conns", run.DefaultConns, "connections ghz spreads its workers over")
 	fs.BoolVar(&c.pin, "pin", true, "pin the server and ghz to disjoint CPU sets (needs 2 CPUs)")
 }
@@ -192,12 +196,20 @@ func counted(ctx context.Context, cfg run.Config, runs []run.Counted, name strin
 func bank(ctx context.Context, fs *flag.FlagSet, args []string, out io.Writer) error {
 	var c countedFlags
 	c.register(fs)
+	backend := fs.String("backend", server.BackendMemory, "where the bank's state lives: "+strings.Join(server.Backends(), " or ")+
+		" (mysql: each row's server over a private MariaDB, and a private Redis for the cached rows: the bank-db seed)")
 	if err := parse(fs, args, "out"); err != nil {
 		return err
+	}
+	if !slices.Contains(server.Backends(), *backend) {
+		return fmt.Errorf("%w: -backend %q: want %s", errUsage, *backend, strings.Join(server.Backends(), " or "))
 	}
 	cfg, modes, err := c.config(commandLine("bank", args))
 	if err != nil {
 		return err
+	}
+	if *backend == server.BackendMySQL {
+		return counted(ctx, cfg, seeds.BankDBPlan(modes), "bank-db", seeds.BankDB, seeds.BankDBPublished(), out)
 	}
 	return counted(ctx, cfg, seeds.BankPlan(modes), "bank", seeds.Bank, seeds.BankPublished(), out)
 }

@@ -47,6 +47,7 @@ func TestBadInput(t *testing.T) {
 		{"rpcx with no requests", []string{"rpcx", "-out", empty, "-requests", "0"}, "-requests 0"},
 		{"rpcx beyond a million", []string{"rpcx", "-out", empty, "-requests", "1000001"}, "want 1..1000000"},
 		{"bank with an empty mode list", []string{"bank", "-out", empty, "-modes", ","}, "-modes"},
+		{"bank over an unknown backend", []string{"bank", "-out", empty, "-backend", "postgres"}, `-backend "postgres": want memory or mysql`},
 		{"ngrinder without -after", []string{"ngrinder", "-before", empty, "-out", empty}, "-after is required"},
 		{"ngrinder of empty folders", []string{"ngrinder", "-before", empty, "-after", empty, "-out", empty}, "meta.json"},
 		{"stub of an unknown seed", []string{"stub", "-out", empty, "-seed", "nope"}, `-seed "nope"`},

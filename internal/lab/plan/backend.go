@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/server/serve"
 	"github.com/locklab/locklab/workload/dbbank"
 )
 
@@ -24,6 +25,18 @@ const Backend = "backend"
 // DBPool is the name of the factor that sizes a database-backed server's
 // connection pool (server -db-pool).
 const DBPool = "db-pool"
+
+// Cache is the name of the factor that puts a Redis cache-aside in front of
+// the bank's database (server -cache). A run with the cache gets a private
+// Redis of its own, which its server starts and stops as it does its
+// MariaDB, so that no run reads another's entries. It means something only
+// over a database: a comparison that sweeps it keeps the bank in one
+// (checkCache).
+const Cache = "cache"
+
+// Cached reports whether a value of Cache puts a cache in front of the
+// database (each run then starts a private Redis).
+func Cached(v string) bool { return v != serve.CacheNone }
 
 // OverDatabase reports whether a value of Backend puts the bank in a
 // database (each run then starts a private MariaDB).
@@ -97,4 +110,45 @@ var dbPoolFactor = &Factor{
 		return []string{"-db-pool", v}
 	},
 	OmitDefault: true,
+}
+
+var cacheFactor = &Factor{
+	Name: Cache, JSON: "cache", Label: "cache", Default: serve.CacheNone,
+	Usage: "comma-separated caches in front of the bank's database: " + strings.Join(serve.Caches(), ", ") +
+		" (server -cache; redis: a private Redis per run, started by the server; needs -backend " + server.BackendMySQL + ")",
+	Parse: func(it string) (string, error) {
+		if !slices.Contains(serve.Caches(), it) {
+			return "", fmt.Errorf("-cache: %q: want %s", it, strings.Join(serve.Caches(), " or "))
+		}
+		return it, nil
+	},
+	Encode:  func(v string) any { return v },
+	Decode:  decodeString,
+	Applies: inDatabase,
+	ID: func(v string) string {
+		if !Cached(v) {
+			return ""
+		}
+		return "-" + v
+	},
+	Server: func(v string, _ RunDirs) []string {
+		if !Cached(v) {
+			return nil
+		}
+		return []string{"-cache", v}
+	},
+	OmitDefault: true,
+}
+
+// checkCache refuses a space that sweeps a cache with the bank in memory:
+// the server has no cache there, and the runs would fail one by one.
+func checkCache(sp Space) error {
+	if !slices.ContainsFunc(sp.Values(Cache), Cached) {
+		return nil
+	}
+	if i := slices.IndexFunc(sp.Values(Backend), func(v string) bool { return !OverDatabase(v) }); i >= 0 {
+		return fmt.Errorf("-cache %s: a cache sits in front of the bank's database; sweep it with -backend %s alone, not -backend %s",
+			strings.Join(sp.Values(Cache), ","), server.BackendMySQL, strings.Join(sp.Values(Backend), ","))
+	}
+	return nil
 }

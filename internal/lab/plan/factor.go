@@ -77,7 +77,7 @@ type Placement struct {
 
 // Factors is the table of factors, in the order of group keys, headings and
 // run ids: work outermost in the cross product, then where the bank's state
-// lives and its database pool (backend.go), the server's CPUs (cpus.go),
+// lives, its database pool and its cache (backend.go), the server's CPUs (cpus.go),
 // then the latency ledger (ledger.go), and attribution innermost
 // (attribute.go); the Go runtime (runtime.go) is an arm, laid out beside
 // the modes.
@@ -167,6 +167,7 @@ var Factors = []*Factor{
 	},
 	backendFactor,
 	dbPoolFactor,
+	cacheFactor,
 	serverCPUsFactor,
 	ledgerFactor,
 	attributeFactor,
@@ -272,6 +273,9 @@ func ParseSpace(flags map[string]string) (Space, error) {
 			}
 			sp[i] = append(sp[i], v)
 		}
+	}
+	if err := checkCache(sp); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -259,6 +260,25 @@ func DefaultSpace() Space {
 	sp := make(Space, len(Factors))
 	for i, f := range Factors {
 		sp[i] = []string{f.canonicalDefault()}
+	}
+	return sp
+}
+
+// SpaceOf is the space of the given points: every factor's values as they
+// first appear among them.
+func SpaceOf(pts []Point) Space {
+	sp := make(Space, len(Factors))
+	for _, p := range pts {
+		for i, v := range p.values() {
+			if !slices.Contains(sp[i], v) {
+				sp[i] = append(sp[i], v)
+			}
+		}
+	}
+	for i, f := range Factors {
+		if len(sp[i]) == 0 {
+			sp[i] = []string{f.canonicalDefault()}
+		}
 	}
 	return sp
 }

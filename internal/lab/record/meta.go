@@ -50,10 +50,14 @@ type Meta struct {
 	// MariaDBVersion is mariadbd --version, for a comparison that keeps the
 	// bank in a database (each run's server starts a private MariaDB).
 	MariaDBVersion string `json:"mariadb_version,omitempty"`
-	GitCommit      string `json:"git_commit"`
-	GitDirty       bool   `json:"git_dirty"`
-	Hostname       string `json:"hostname"`
-	MaxVUsOpen     int    `json:"max_vus_open,omitempty"`
+	// RedisVersion is redis-server --version, for a comparison that puts a
+	// Redis cache in front of the database (each run's server starts a
+	// private Redis).
+	RedisVersion string `json:"redis_version,omitempty"`
+	GitCommit    string `json:"git_commit"`
+	GitDirty     bool   `json:"git_dirty"`
+	Hostname     string `json:"hostname"`
+	MaxVUsOpen   int    `json:"max_vus_open,omitempty"`
 	// Gate is the validity rule the runner applied, fixed before the first
 	// run; nil in records written before there was one.
 	Gate *Gate `json:"gate,omitempty"`

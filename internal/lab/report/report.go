@@ -209,7 +209,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 		}
 		versions = append(versions, "server runtimes "+strings.Join(built, ", ")+" (meta.json has each binary's `go version -m`)")
 	}
-	for _, v := range []string{m.K6Version, m.H2loadVersion} {
+	for _, v := range []string{m.K6Version, m.H2loadVersion, m.MariaDBVersion, m.RedisVersion} {
 		if v != "" {
 			versions = append(versions, v)
 		}

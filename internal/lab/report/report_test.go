@@ -386,3 +386,17 @@ func metricByKey(t *testing.T, key string) *Metric {
 	t.Fatalf("no metric %s in the catalogue", key)
 	return nil
 }
+
+// TestMachineLineNamesTheDatabase: a comparison over a database and its
+// cache names their versions in the setup lines; one in memory names none
+// (the control).
+func TestMachineLineNamesTheDatabase(t *testing.T) {
+	meta := fakeMeta()
+	mem := mustNew(t, meta, fakeRuns(t)).Markdown()
+	assert.NotContains(t, mem, "MariaDB")
+	meta.MariaDBVersion, meta.RedisVersion = "mariadbd  Ver 11.8.3-MariaDB", "Redis server v=8.0.2"
+	md := mustNew(t, meta, fakeRuns(t)).Markdown()
+	line := md[strings.Index(md, "Machine: "):]
+	line, _, _ = strings.Cut(line, "\n")
+	assert.Contains(t, line, "; mariadbd  Ver 11.8.3-MariaDB; Redis server v=8.0.2;")
+}

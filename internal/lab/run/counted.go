@@ -61,16 +61,45 @@ func RunCounted(ctx context.Context, cfg Config, runs []Counted, out io.Writer) 
 	return runCounted(ctx, cfg, processes{}, runs, out)
 }
 
+// CountedDuration estimates a counted run's fixed costs as PlanDuration does
+// a comparison's: its warm-up, starting and stopping its server and ghz,
+// ghz's connections, and over a database its private MariaDB's start. The
+// time its calls take is the caller's to add: it depends on their rate.
+func CountedDuration(cfg Config, c Counted) time.Duration {
+	conns := c.Level
+	if cfg.Conns > 0 {
+		conns = min(conns, cfg.Conns)
+	}
+	d := cfg.Warmup + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond
+	if plan.OverDatabase(c.Factors.Get(plan.Backend)) {
+		d += dbStartup
+	}
+	return d
+}
+
 func countedPreflight(cfg Config, runs []Counted) error {
 	if len(runs) == 0 {
 		return errors.New("no counted run")
 	}
-	cat, err := Catalog(cfg.Server, nil)
-	if err != nil {
-		return err
-	}
+	// What the server serves under each run's flags (db-rowlock only over
+	// a database), asked once per distinct set of flags.
+	lists := map[string]plan.ModeList{}
 	ids := map[string]bool{}
 	for _, r := range runs {
+		args := r.Factors.ServerArgs(plan.RunDirs{Data: os.TempDir()}) // -list-modes creates nothing
+		key := strings.Join(args, " ")
+		ml, asked := lists[key]
+		if !asked {
+			var err error
+			if ml, err = listModes(cfg.Server, args...); err != nil {
+				return err
+			}
+			lists[key] = ml
+		}
+		under := ""
+		if key != "" {
+			under = " under " + key
+		}
 		switch {
 		case r.Driver != "ghz":
 			return fmt.Errorf("run %s: counted runs are ghz's, not %q", r.ID, r.Driver)
@@ -80,8 +109,8 @@ func countedPreflight(cfg Config, runs []Counted) error {
 			return fmt.Errorf("run %s: concurrency %d: want at least 1", r.ID, r.Level)
 		case ids[r.ID] || r.ID == "":
 			return fmt.Errorf("run %q: every run needs its own id", r.ID)
-		case !slices.Contains(cat.Base.Names(), r.Mode):
-			return fmt.Errorf("run %s: unknown mode %q; %s serves: %s", r.ID, r.Mode, cfg.Server, strings.Join(cat.Base.Names(), ", "))
+		case !slices.Contains(ml.Names(), r.Mode):
+			return fmt.Errorf("run %s: unknown mode %q; %s serves%s: %s", r.ID, r.Mode, cfg.Server, under, strings.Join(ml.Names(), ", "))
 		}
 		if _, ok := plan.LookupWorkload(r.Workload); !ok {
 			return fmt.Errorf("run %s: unknown workload %q", r.ID, r.Workload)
@@ -111,6 +140,15 @@ func runCounted(ctx context.Context, cfg Config, p procs, runs []Counted, out io
 	runsDir := filepath.Join(cfg.Out, "runs")
 	if err := os.MkdirAll(runsDir, 0o755); err != nil {
 		return nil, err
+	}
+	if cfg.Factors == nil {
+		// The factors the runs take, so that meta.json says them and
+		// the versions of the database and cache they start.
+		var pts []plan.Point
+		for _, r := range runs {
+			pts = append(pts, r.Factors)
+		}
+		cfg.Factors = plan.SpaceOf(pts)
 	}
 	meta := newMeta(cfg, nil)
 	for _, r := range runs {

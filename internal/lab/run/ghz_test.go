@@ -161,30 +161,39 @@ func TestRunCountedWithoutProcesses(t *testing.T) {
 	runs := []Counted{
 		{Spec: plan.Spec{Index: 1, ID: "a", Workload: "counter", Driver: "ghz", Mode: "mutex", Model: "closed", Level: 20, Rep: 1}, Total: 500},
 		{Spec: plan.Spec{Index: 2, ID: "b", Workload: "counter", Driver: "ghz", Mode: "inputQ", Model: "closed", Level: 20, Rep: 1}, Case: "increment", Total: 1000},
+		{Spec: plan.Spec{Index: 3, ID: "c", Workload: "bank-A", Driver: "ghz", Mode: "mutex", Model: "closed", Level: 20, Rep: 1,
+			Factors: plan.DefaultPoint().With(plan.Backend, "mysql").With(plan.Cache, "redis")}, Case: "balance-one", Total: 10},
 	}
 	p := &recordingProcs{fakeProcs: &fakeProcs{admin: &fakeAdmin{}, applied: 500, acked: 500}}
 	var out strings.Builder
 	recs, err := runCounted(t.Context(), cfg, p, runs, &out)
 	require.NoError(t, err)
-	require.Len(t, recs, 2)
-	require.Len(t, p.drivers, 4, "a warm-up and a measured run each")
+	require.Len(t, recs, 3)
+	require.Len(t, p.drivers, 6, "a warm-up and a measured run each")
 	assert.Equal(t, ghzDriver{Total: 500}, p.drivers[1])
 	assert.Equal(t, ghzDriver{Case: "increment", Total: 1000}, p.drivers[3])
 	meta, loaded, err := record.LoadDir(cfg.Out)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mutex", "inputQ"}, meta.Modes)
 	assert.Equal(t, []string{"ghz"}, meta.Drivers)
-	require.Len(t, loaded, 2)
+	require.Len(t, loaded, 3)
 	assert.Equal(t, "b", loaded[1].ID)
-	assert.Contains(t, out.String(), "[2/2] b: 1000 calls")
+	assert.Contains(t, out.String(), "[2/3] b: 1000 calls")
+	assert.Equal(t, []string{"memory", "mysql"}, meta.Factors.Values(plan.Backend), "meta.json says the factors the runs took")
+	assert.Equal(t, []string{"none", "redis"}, meta.Factors.Values(plan.Cache))
+	assert.NotEmpty(t, meta.MariaDBVersion, "a run over a database: its version")
+	assert.NotEmpty(t, meta.RedisVersion, "a run through the cache: its version")
+	assert.Equal(t, "redis", loaded[2].Factors.Get(plan.Cache), "the record keeps the run's cache")
 }
 
 // Bad input is refused before any run.
 func TestCountedPreflight(t *testing.T) {
 	t.Chdir("../../..")
 	server := filepath.Join(t.TempDir(), "locklab")
-	// A stand-in server that lists two modes, as -list-modes does.
-	require.NoError(t, os.WriteFile(server, []byte("#!/bin/sh\necho 'mutex counter bank kv'\necho 'inputQ counter bank kv'\n"), 0o755))
+	// A stand-in server that lists two modes, as -list-modes does, and
+	// db-rowlock under -backend mysql.
+	require.NoError(t, os.WriteFile(server, []byte("#!/bin/sh\necho 'mutex counter bank kv'\necho 'inputQ counter bank kv'\n"+
+		"[ \"$2 $3\" = '-backend mysql' ] && echo 'db-rowlock bank'\nexit 0\n"), 0o755))
 	cfg, err := NewCountedConfig(server, t.TempDir(), 0, 0, false)
 	require.NoError(t, err)
 	ok := Counted{Spec: plan.Spec{ID: "a", Workload: "bank-A", Driver: "ghz", Mode: "mutex", Level: 20}, Case: "transfer", Total: 500}
@@ -199,6 +208,7 @@ func TestCountedPreflight(t *testing.T) {
 		{"unknown mode", func(c *Counted) { c.Mode = "spinlock" }, `unknown mode "spinlock"`},
 		{"unknown workload", func(c *Counted) { c.Workload = "queue" }, `unknown workload "queue"`},
 		{"no id", func(c *Counted) { c.ID = "" }, "its own id"},
+		{"a mode only over a database, in memory", func(c *Counted) { c.Mode = "db-rowlock" }, `unknown mode "db-rowlock"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,6 +221,9 @@ func TestCountedPreflight(t *testing.T) {
 	assert.ErrorContains(t, countedPreflight(cfg, nil), "no counted run")
 	t.Setenv(GhzEnv, filepath.Join(t.TempDir(), "ghz"))
 	assert.ErrorContains(t, countedPreflight(cfg, []Counted{ok}), "make ghz", "the control: a good run fails only for want of ghz")
+	overDB := ok
+	overDB.Mode, overDB.Factors = "db-rowlock", plan.DefaultPoint().With(plan.Backend, "mysql")
+	assert.ErrorContains(t, countedPreflight(cfg, []Counted{overDB}), "make ghz", "db-rowlock over a database is known: only ghz is missing")
 	_, err = NewCountedConfig(server, "", -time.Second, 0, false)
 	assert.ErrorContains(t, err, "warm-up")
 }

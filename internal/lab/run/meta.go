@@ -64,6 +64,9 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 	if slices.ContainsFunc(cfg.Factors.Values(plan.Backend), plan.OverDatabase) {
 		m.MariaDBVersion = dbinst.MariaDBVersion()
 	}
+	if slices.ContainsFunc(cfg.Factors.Values(plan.Cache), plan.Cached) {
+		m.RedisVersion = dbinst.RedisVersion()
+	}
 	m.GitCommit = firstLine(output("git", "rev-parse", "--short", "HEAD"))
 	m.GitDirty = gitDirty("")
 	return m

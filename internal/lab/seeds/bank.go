@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/run"
+	"github.com/locklab/locklab/server/serve"
 )
 
 // BankRow is one row of the bank seed's results: a case of the bank
@@ -71,53 +72,84 @@ func Bank(meta record.Meta, runs []*record.Run) (string, error) {
 		return "", errors.New("seeds: bank: no runs in the folder")
 	}
 	modes := modesOf(runs, "mutex", "inputQ")
-	head := []string{"Case", "Requests"}
-	for _, m := range modes {
-		head = append(head, m+" RPS (req/s)", "avg (ms)", ".99 (ms)", "max (ms)", "total (ms)")
-	}
-	var rows [][]string
-	var failed []string
-	for _, row := range BankRows {
-		cells := []string{row.Label, count(float64(row.Requests))}
-		for _, m := range modes {
-			r := medianRun(slices.DeleteFunc(slices.Clone(runs), func(r *record.Run) bool {
-				return r.Mode != m || r.Scenario != row.Scenario || caseOf(r) != row.Case || r.Result.Calls != int64(row.Requests)
-			}))
-			if r == nil {
-				cells = append(cells, "—", "—", "—", "—", "—")
-				continue
-			}
-			if r.Failed() {
-				failed = append(failed, fmt.Sprintf("- %s: %s", r.ID, strings.Join(r.Problems, "; ")))
-			}
-			l := r.Result.LatencyMs
-			cells = append(cells, mark(r, fmt.Sprintf("%.2f", r.Derived.CallsPerSec)), msCell(l.Mean), msCell(l.P99), msCell(l.Max), msCell(r.Result.DurationS*1000))
-		}
-		rows = append(rows, cells)
+	var rows []BankDBRow
+	for _, r := range BankRows {
+		rows = append(rows, BankDBRow{r, serve.CacheNone})
 	}
 	var b strings.Builder
 	b.WriteString("## Our runs\n\n")
 	fmt.Fprintf(&b, "ghz, %d requests in parallel, a fresh server per row reset to the row's scenario (A: every account funded; "+
 		"B: even accounts empty; C: every account empty) after a %s warm-up of the same call. A refused transfer (B, C) is a request "+
 		"like any other, as ghz counts it.\n\n", BankConcurrency, meta.Warmup)
-	b.WriteString(table(head, rows))
-	if len(failed) > 0 {
-		b.WriteString("\nRuns that failed a check (their figures are shown, but do not trust them):\n\n" + strings.Join(failed, "\n") + "\n")
-	}
+	b.WriteString(bankTable(runs, rows, modes))
 	b.WriteString("\n" + saturation(runs, modes))
 	return b.String(), nil
 }
 
+// bankRun is the run of one row for one mode: the median of its
+// repetitions, or nil.
+func bankRun(runs []*record.Run, row BankDBRow, mode string) *record.Run {
+	return medianRun(slices.DeleteFunc(slices.Clone(runs), func(r *record.Run) bool {
+		return r.Mode != mode || r.Scenario != row.Scenario || caseOf(r) != row.Case || r.Result.Calls != int64(row.Requests) ||
+			r.Factors.Get(plan.Cache) != row.Cache
+	}))
+}
+
+// bankTable is the seed's columns for rows, per mode, and the runs that
+// failed a check.
+func bankTable(runs []*record.Run, rows []BankDBRow, modes []string) string {
+	head := []string{"Case", "Requests"}
+	for _, m := range modes {
+		head = append(head, m+" RPS (req/s)", "avg (ms)", ".99 (ms)", "max (ms)", "total (ms)")
+	}
+	var cells [][]string
+	var failed []string
+	for _, row := range rows {
+		line := []string{row.Label, count(float64(row.Requests))}
+		for _, m := range modes {
+			r := bankRun(runs, row, m)
+			if r == nil {
+				line = append(line, "—", "—", "—", "—", "—")
+				continue
+			}
+			if r.Failed() {
+				failed = append(failed, fmt.Sprintf("- %s: %s", r.ID, strings.Join(r.Problems, "; ")))
+			}
+			l := r.Result.LatencyMs
+			line = append(line, mark(r, fmt.Sprintf("%.2f", r.Derived.CallsPerSec)), msCell(l.Mean), msCell(l.P99), msCell(l.Max), msCell(r.Result.DurationS*1000))
+		}
+		cells = append(cells, line)
+	}
+	out := table(head, cells)
+	if len(failed) > 0 {
+		out += "\nRuns that failed a check (their figures are shown, but do not trust them):\n\n" + strings.Join(failed, "\n") + "\n"
+	}
+	return out
+}
+
 // BankPublished is the seed's table, with our row names.
 func BankPublished() string {
+	return bankPublishedTable("On 4 cores and 8 GB (Ubuntu 20.04), a Vert.x service over MySQL and Redis; the cached rows have no counterpart on this page, whose bank is in memory (the bank-db seed runs them over MariaDB and Redis):")
+}
+
+func bankPublishedTable(intro string) string {
 	head := []string{"Case", "Requests", "RPS (req/s)", "avg.latency (ms)", ".99 latency (ms)", "max.latency (ms)", "total time (ms)"}
 	var rows [][]string
 	for i, row := range BankRows {
 		rows = append(rows, append([]string{row.Label, count(float64(row.Requests))}, bankPublished[i][:]...))
 	}
 	for _, c := range bankPublishedCached {
-		rows = append(rows, append([]string{c[0], "2,000"}, c[1:]...))
+		rows = append(rows, append([]string{c.Label, count(float64(readRequests(c.Case)))}, c.Figures[:]...))
 	}
-	return "On 4 cores and 8 GB (Ubuntu 20.04), a Vert.x service over MySQL and Redis; the cached rows have no counterpart here (locklab keeps no cache):\n\n" +
-		table(head, rows)
+	return intro + "\n\n" + table(head, rows)
+}
+
+// readRequests is the requests of the seed's row of a case.
+func readRequests(kase string) int {
+	for _, r := range BankRows {
+		if r.Case == kase {
+			return r.Requests
+		}
+	}
+	return 0
 }

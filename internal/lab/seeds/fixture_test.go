@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/summary"
 )
 
@@ -34,6 +35,7 @@ type fx struct {
 	perSecond                  []int64
 	k6                         *summary.K6Details
 	problems                   []string
+	cache                      string // "": the bank in memory; else over a database with this -cache
 }
 
 // run builds the record, with the server's stats and both processes' CPU
@@ -52,9 +54,13 @@ func (f fx) run(t *testing.T, index int) *record.Run {
 	stats, err := protojson.Marshal(&locklabv1.GetStatsResponse{Mode: f.mode, StoreBacked: true, Requests: uint64(f.calls),
 		CpuSeconds: f.serverUtil * f.seconds, WindowSeconds: f.seconds})
 	require.NoError(t, err)
+	pt := plan.DefaultPoint()
+	if f.cache != "" {
+		pt = pt.With(plan.Backend, server.BackendMySQL).With(plan.Cache, f.cache)
+	}
 	r := &record.Run{
 		Spec: plan.Spec{Index: index, ID: f.id, Workload: f.workload, Scenario: w.Scenario, Driver: f.driver, Mode: f.mode,
-			Model: "closed", Level: f.level, Rep: 1},
+			Model: "closed", Level: f.level, Rep: 1, Factors: pt},
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Result: res, Stats: stats, Problems: f.problems,
 		ServerProc: record.ProcUsage{CPUs: []int{0}, CPUSeconds: f.serverUtil * f.seconds, WallSeconds: f.seconds},
 		DriverProc: record.ProcUsage{CPUs: []int{1}, CPUSeconds: f.driverUtil * f.seconds, WallSeconds: f.seconds},

@@ -35,6 +35,13 @@ var Seeds = []Seed{
 			"TransferMoney in scenarios A, B and C, GetBalance and GetHistory from one user and from random users",
 		Produce: "`make seed-bank`: `go run ./cmd/seeds bank -out " + Dir + "/bank` runs ghz for the seed's request counts at concurrency 20, " +
 			"a fresh server per row, reset to the row's scenario through the API, and renders this table."},
+	{Name: "bank-db", Title: "The gRPC bank benchmark over MariaDB and Redis, with ghz",
+		Source: "the same Vietnamese benchmark as it ran: its service over MySQL with a pool of 9 connections, history cached in Redis, " +
+			"ghz at 20 requests in parallel; TransferMoney in scenarios A, B and C, GetBalance and GetHistory from one user and from random users, " +
+			"and GetHistory again once the cache was in",
+		Produce: "`make seed-bank-db`: `go run ./cmd/seeds bank -backend mysql -out " + Dir + "/bank-db` runs ghz for the seed's request counts " +
+			"at concurrency 20, a fresh server per row over a private MariaDB of its own (and a private Redis for the cached rows), both " +
+			"started and stopped by the server, reset to the row's scenario through the API, and renders this table."},
 	{Name: "rpcx", Title: "The rpcx benchmark page's concurrency table",
 		Source: "rpcx's benchmark page (Chinese): a ~581-byte protobuf message round trip, 100 to 5000 concurrent clients, a million requests, " +
 			"client and server on one 24-core machine, rpcx against gRPC",

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/ghz"
+	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/summary"
 )
 
@@ -69,6 +70,81 @@ func TestBankGolden(t *testing.T) {
 	assert.Contains(t, page, "- b4: INVARIANT VIOLATED")
 	_, err = Bank(fixtureMeta, nil)
 	assert.Error(t, err)
+}
+
+// TestBankDBGolden: the page over a database from fixture records — the
+// rows with and without the cache, the reads before and after, the
+// versions, the load-bound mark and a failed run.
+func TestBankDBGolden(t *testing.T) {
+	meta := fixtureMeta
+	meta.MariaDBVersion, meta.RedisVersion = "mariadbd  Ver 11.8.3-MariaDB-0+deb13u1 for debian-linux-gnu on x86_64", "Redis server v=8.0.2 sha=00000000:1 malloc=jemalloc-5.3.0 bits=64 build=1"
+	slow := summary.LatencyMs{Min: 1.2, Mean: 9.5, P50: 8.1, P90: 15, P95: 18, P99: 31.4, Max: 44}
+	rs := runs(t,
+		fx{id: "d1", mode: "mutex", workload: "bank-A", driver: "ghz", level: 20, calls: 500, seconds: 1.25, serverUtil: 0.2, driverUtil: 0.1, lat: slow, kase: "transfer", cache: "none"},
+		fx{id: "d2", mode: "db-rowlock", workload: "bank-A", driver: "ghz", level: 20, calls: 500, seconds: 0.5, serverUtil: 0.3, driverUtil: 0.2, lat: slow, kase: "transfer", cache: "none"},
+		fx{id: "d3", mode: "mutex", workload: "bank-A", driver: "ghz", level: 20, calls: 2000, seconds: 1, serverUtil: 0.5, driverUtil: 0.4, lat: slow, kase: "history-one", cache: "none"},
+		fx{id: "d4", mode: "mutex", workload: "bank-A", driver: "ghz", level: 20, calls: 2000, seconds: 0.5, serverUtil: 0.6, driverUtil: 0.9, lat: lat, kase: "history-one", cache: "redis"},
+		fx{id: "d5", mode: "db-rowlock", workload: "bank-A", driver: "ghz", level: 20, calls: 2000, seconds: 0.8, serverUtil: 0.5, driverUtil: 0.5, lat: lat, kase: "balance-random", cache: "redis",
+			problems: []string{"INVARIANT VIOLATED: money conserved: total balance 1 before, 2 after"}},
+	)
+	table, err := BankDB(meta, rs)
+	require.NoError(t, err)
+	s, ok := Lookup("bank-db")
+	require.True(t, ok)
+	page := s.Page(meta, table, BankDBPublished(), "")
+	golden(t, "bank-db.md", page)
+	assert.Contains(t, page, "| TransferMoney A | 500 | 400.00 | 9.50 | 31.40 | 44.00 | 1250.00 | 1000.00 | 9.50 | 31.40 | 44.00 | 500.00 |", "mutex first, then the others as they ran")
+	assert.Contains(t, page, "| GetHistory, one user, cached | 2,000 | 4000.00† |", "the cached row, load-bound")
+	assert.Contains(t, page, "| GetHistory, one user | mutex | 2000.00 | 4000.00† | +100% | 31.40 | 2.50 |", "before and after the cache")
+	assert.NotContains(t, page, "| GetBalance, random users | db-rowlock |", "a read that ran only through the cache has no before and after")
+	assert.Contains(t, page, "GetHistory, one user 5374.94 → 7509 req/s (+40%)", "the seed's own")
+	assert.Contains(t, page, "- d5: INVARIANT VIOLATED")
+	assert.Contains(t, page, meta.MariaDBVersion)
+	assert.Contains(t, page, meta.RedisVersion)
+	_, err = BankDB(meta, nil)
+	assert.Error(t, err)
+
+	// The control: the rows read the cache each ran with; a cached run
+	// is not an uncached one.
+	mem, err := Bank(fixtureMeta, rs[3:4])
+	require.NoError(t, err)
+	assert.Contains(t, mem, "| GetHistory, one user | 2,000 | — |", "the in-memory page leaves out a run through the cache")
+}
+
+// The bank's plan over a database: every row without the cache, the reads
+// again through it, for every mode, each run's server told -backend mysql
+// (and -cache redis for the cached rows); the estimate fits make help's
+// 6 minutes for the Makefile's designs.
+func TestBankDBPlan(t *testing.T) {
+	rows := BankDBRows()
+	reads := slices.DeleteFunc(slices.Clone(BankRows), func(r BankRow) bool { return r.Case == transferCase })
+	require.Len(t, rows, len(BankRows)+len(reads))
+	modes := []string{"mutex", "inputQ", "db-rowlock"}
+	p := BankDBPlan(modes)
+	require.Len(t, p, len(rows)*len(modes))
+	ids := map[string]bool{}
+	cached := 0
+	for i, c := range p {
+		row := rows[i/len(modes)]
+		assert.Equal(t, modes[i%len(modes)], c.Mode)
+		assert.Equal(t, row.Requests, c.Total)
+		args := strings.Join(c.Factors.ServerArgs(plan.RunDirs{}), " ")
+		assert.Contains(t, args, "-backend mysql", c.ID)
+		if row.Cache == "redis" {
+			cached++
+			assert.Contains(t, args, "-cache redis", c.ID)
+			assert.NotEqual(t, transferCase, row.Case)
+			assert.True(t, strings.HasSuffix(row.Label, cachedLabel))
+		} else {
+			assert.NotContains(t, args, "-cache", c.ID)
+		}
+		_, err := ghz.Lookup("bank", c.Case, c.Scenario)
+		assert.NoError(t, err, c.ID)
+		assert.False(t, ids[c.ID], "ids are unique: %s", c.ID)
+		ids[c.ID] = true
+	}
+	assert.Equal(t, len(reads)*len(modes), cached)
+	assert.Less(t, BankDBEstimate(modes), BankDBEstimate(append(modes, "rwmutex")), "the estimate grows with the designs")
 }
 
 func TestRPCXGolden(t *testing.T) {

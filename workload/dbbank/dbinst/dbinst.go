@@ -1,7 +1,9 @@
 // Package dbinst starts private MariaDB and Redis servers for the bank's
 // database backend: in a directory of the caller's, on loopback, as child
 // processes that it stops by their PID. Nothing is written outside the
-// directory and nothing is left running once Stop returns. The tests start
+// directory and nothing is left running once Stop returns, nor once the
+// process that started them dies, even by SIGKILL (start: the kernel kills
+// them with it); the directory is then left behind. The tests start
 // one of each per package; the server starts them when no -db-dsn or
 // -redis-addr is given; the runner starts them per run.
 package dbinst
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,6 +66,17 @@ func lookPath(name string) (string, error) {
 	return "", fmt.Errorf("dbinst: %s is not installed (make db-servers installs it from Debian): %w", name, err)
 }
 
+// deathSignal is what a server gets when its starter dies; the tests' control
+// sets it to 0 (none) to show that the servers then outlive it.
+var deathSignal = syscall.SIGKILL
+
+// start starts name from a goroutine that locks itself to its OS thread and
+// stays there, waiting on the process, for the process's life. The child
+// gets Pdeathsig SIGKILL, which the kernel sends when the thread that
+// started it ends: that thread ends only when the child has exited (the
+// goroutine returns) or when this whole process dies, so a server killed
+// with SIGKILL takes its private MariaDB and Redis with it, and an
+// instance is never killed while it is in use.
 func start(name, logPath string, args ...string) (*proc, error) {
 	path, err := lookPath(name)
 	if err != nil {
@@ -73,21 +87,31 @@ func start(name, logPath string, args ...string) (*proc, error) {
 		return nil, fmt.Errorf("dbinst: %w", err)
 	}
 	defer lf.Close()
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	// A group of its own, so that a Ctrl-C at the terminal reaches only
-	// the owner, which then stops the server after its own last call. (No
-	// Pdeathsig: it fires when the starting OS thread exits, which a Go
-	// program does not control, and would kill a database mid-run.)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("dbinst: starting %s: %w", name, err)
-	}
-	p := &proc{name: name, log: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &proc{name: name, log: logPath, done: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() { // owned by p: stop and kill wait for done
+		// Never unlocked: a goroutine that returns locked takes its
+		// thread with it, and by then the child has exited.
+		runtime.LockOSThread()
+		cmd := exec.Command(path, args...)
+		cmd.Stdout, cmd.Stderr = lf, lf
+		// A group of its own, so that a Ctrl-C at the terminal reaches
+		// only the owner, which then stops the server after its own last
+		// call; killed with this process's last thread.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(p.done)
+			return
+		}
+		p.cmd = cmd
+		started <- nil
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("dbinst: starting %s: %w", name, err)
+	}
 	return p, nil
 }
 
@@ -183,6 +207,9 @@ func version(name string) string {
 // MariaDBVersion is what mariadbd --version says, or why it cannot.
 func MariaDBVersion() string { return version(mariadbServer) }
 
+// RedisVersion is what redis-server --version says, or why it cannot.
+func RedisVersion() string { return version(redisServer) }
+
 // freePort is a loopback TCP port nobody listened on a moment ago.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -235,7 +262,7 @@ func StartMariaDB(ctx context.Context, dir string, extra ...string) (*MariaDB, e
 	if err != nil {
 		return nil, err
 	}
-	m := &MariaDB{Dir: dir, Version: version(mariadbServer), port: port, extra: extra}
+	m := &MariaDB{Dir: dir, Version: MariaDBVersion(), port: port, extra: extra}
 	return m, m.start(ctx)
 }
 
@@ -331,7 +358,7 @@ func StartRedis(ctx context.Context, dir string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{Dir: dir, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Version: version(redisServer)}
+	r := &Redis{Dir: dir, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Version: RedisVersion()}
 	p, err := start(redisServer, filepath.Join(dir, "redis.log"), "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--dir", dir, "--save", "", "--appendonly", "no")
 	if err != nil {

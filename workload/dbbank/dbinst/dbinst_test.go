@@ -1,22 +1,159 @@
 package dbinst
 
 import (
+	"bufio"
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The test binary re-executed with helperEnv set to a directory is a
+// starter of private servers (helper) that TestNothingLeftAfterKill9 kills.
+const (
+	helperEnv        = "DBINST_TEST_HELPER"
+	helperMariaDBEnv = "DBINST_TEST_HELPER_MARIADB"  // also a MariaDB
+	helperNoDeathEnv = "DBINST_TEST_HELPER_NO_DEATH" // the control: no death signal
+)
 
-// gone reports whether no process has pid any more.
-func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		os.Exit(helper(dir))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// helper starts a private Redis (and a MariaDB when helperMariaDBEnv is
+// set) in dir, prints "pids" and their PIDs, and waits until its stdin
+// closes or it is killed.
+func helper(dir string) int {
+	if os.Getenv(helperNoDeathEnv) != "" {
+		deathSignal = 0
+	}
+	ctx := context.Background()
+	r, err := StartRedis(ctx, filepath.Join(dir, "redis"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer r.Stop()
+	pids := []string{strconv.Itoa(r.PID())}
+	if os.Getenv(helperMariaDBEnv) != "" {
+		m, err := StartMariaDB(ctx, filepath.Join(dir, "db"), "--innodb-flush-log-at-trx-commit=2")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer m.Stop()
+		pids = append(pids, strconv.Itoa(m.PID()))
+	}
+	fmt.Println("pids", strings.Join(pids, " "))
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// gone reports whether no process runs as pid any more: none has it, or
+// only a zombie does (a server whose starter died is reaped by whoever
+// adopts it, which may never happen in a container).
+func gone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ") // after the command's name
+	return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
+}
+
+// startHelper runs the test binary as a helper with env and returns it
+// with its servers' PIDs; the helper's stdin stays open until it dies.
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, []int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append(env, helperEnv+"="+t.TempDir())...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Wait() // its stderr is whole once it has exited
+		t.Fatalf("the helper printed no PIDs (%v): %s", err, stderr.String())
+	}
+	f := strings.Fields(line)
+	require.Equal(t, "pids", f[0], line)
+	var pids []int
+	for _, s := range f[1:] {
+		pid, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	return cmd, pids
+}
+
+// waitGone polls until every pid is gone or within has passed, and
+// returns those still running.
+func waitGone(pids []int, within time.Duration) []int {
+	deadline := time.Now().Add(within)
+	for {
+		left := slices.DeleteFunc(slices.Clone(pids), gone)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(10 * time.Millisecond) // polling the kernel's process table: nothing to wait on
+	}
+}
+
+// TestNothingLeftAfterKill9: a process that started a private MariaDB and
+// Redis and is then killed with SIGKILL, which lets it stop nothing, leaves
+// neither running. The control: started without the death signal, its
+// Redis outlives it (and is killed here).
+func TestNothingLeftAfterKill9(t *testing.T) {
+	cmd, pids := startHelper(t, helperMariaDBEnv+"=1")
+	require.Len(t, pids, 2, "Redis and MariaDB")
+	for _, pid := range pids {
+		require.False(t, gone(pid), "%d runs before the kill", pid)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	left := waitGone(pids, 30*time.Second)
+	for _, pid := range left {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // a failed test leaves nothing either
+	}
+	assert.Empty(t, left, "servers still running after their starter's SIGKILL")
+
+	t.Run("control", func(t *testing.T) {
+		cmd, pids := startHelper(t, helperNoDeathEnv+"=1")
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		left := waitGone(pids, time.Second)
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		assert.Equal(t, pids, left, "without the death signal Redis outlives its starter")
+		assert.Empty(t, waitGone(pids, 30*time.Second))
+	})
+}
 
 // TestMariaDB: a private MariaDB answers on its socket with the database
 // made; killed and restarted on the same directory it still has what was
