@@ -161,7 +161,10 @@ why: build h2load ## where each design's server CPU goes, per category, h2load c
 # LEDGER_DEFAULT: the default groups (the counter and the bank at 10 and 100
 # callers, the server on 1 CPU) with every run traced. LEDGER_CORES: the
 # cores study's 2-CPU case with 20 µs of work, every run twice in every
-# block, traced and not, so that the report says what tracing costs.
+# block, traced and not, so that the report says what tracing costs. Every
+# run's record also carries the store's own clocks (the wait for the serial
+# resource, the batch), which the server always measures, and the report
+# shows them beside the ledger.
 # cmd/compare's tests check that their runs fit the time make help states.
 LEDGER_OUT     ?= docs/results/ledger
 LEDGER_DEFAULT := -aa=false -driver go -modes mutex,inputQ,inputQ-spin,noop -ledger on -reps 6

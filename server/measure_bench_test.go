@@ -10,7 +10,8 @@ import (
 )
 
 // measurements are the ways BenchmarkMeasuredStore measures a store: not at
-// all; the serial resources' busy time alone (store.Config.MeasureSerial);
+// all; the store's own clocks alone (store.Config.MeasureSerial: the serial
+// resources' busy time, the commands' waits for them and the batches);
 // the store time of every command, or of one in DefaultSampleEvery; and
 // both as the server runs them.
 var measurements = []struct {
@@ -28,8 +29,9 @@ var measurements = []struct {
 // BenchmarkMeasuredStore prices the server's measurements: the same counter
 // increments through a bare store and through the measurements the server
 // adds, for each design and parallelism. The difference between
-// measure=off and measure=serial is what one command pays for its serial
-// demand to be measured (one lock hold, owner's command or combining pass in 16 timed);
+// measure=off and measure=serial is what one command pays for the store's
+// clocks (one lock hold, owner's command or combining pass in 16 timed, one
+// command's wait in 16, the batches);
 // between off and every (or 1inN), what it pays for its store time;
 // measure=server is both, as the server runs. Compare each with
 // measure=off itself, the store's own cost. Run it with

@@ -203,12 +203,19 @@ type stores struct {
 	ms *machines
 	// serial0 holds each workload's serial stats at the window's start.
 	serial0 atomic.Pointer[[]store.SerialStats]
+	// batching: the design's serial resource takes commands in batches
+	// (an owner design, or one that commits per group), whose clocks
+	// count them.
+	batching bool
 }
 
 // The data RPCs' stores are the bare ones measured, then bounded by in (nil:
 // no bound), so that a refused call is not in the store latency.
 func newStores(mode Mode, cfg store.Config, ms *machines, m *metrics, in *inflight) (*stores, error) {
 	st := &stores{ms: ms}
+	if d, ok := mode.Design(); ok {
+		st.batching = d.Owner || d.GroupCommit
+	}
 	var errs []error
 	for wl, w := range ms.wls {
 		errs = append(errs, w.serve(mode, cfg, m, wl, in))
@@ -282,6 +289,9 @@ func (st *stores) serialWindow() []*pb.SerialDemand {
 			Workload: workloads[wl].Name(), Resources: uint32(d.Resources()),
 			BusySeconds: d.Total().Seconds(), MaxBusySeconds: d.Max().Seconds(),
 			SampleEvery: uint32(d.SampleEvery),
+			Waits:       d.Wait.Count(), WaitMeanNs: float64(d.Wait.Mean()),
+			WaitP50Ns: float64(d.Wait.Quantile(0.5)), WaitP99Ns: float64(d.Wait.Quantile(0.99)),
+			Batches: uint64(d.Batches), BatchCommands: uint64(d.BatchCommands),
 		})
 	}
 	return out

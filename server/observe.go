@@ -1,10 +1,12 @@
 package server
 
 import (
+	"math"
 	"net/http"
 	"net/http/pprof"
 	"regexp"
 	"strconv"
+	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +34,17 @@ const (
 	// inputQ-batch over a WAL: 0 its owner, 1 its syncer). Lock holds are
 	// sampled and scaled: see GetStats' sample_every.
 	MetricSerialBusy = "locklab_store_serial_busy_seconds_total"
+	// Store-backed modes with a serial resource: the store's own clocks
+	// (store.SerialStats), labelled by workload. The wait is how long a
+	// command waited before the serial resource took it — the lock wait
+	// of a lock design, the mailbox age of an owner design — timed one
+	// command in sample_every, a histogram with a bucket to each power of
+	// two nanoseconds. Owner designs and combining: the batches the
+	// resource took and the commands in them (their ratio: the mean
+	// batch).
+	MetricWait          = "locklab_store_wait_seconds"
+	MetricBatches       = "locklab_store_batches_total"
+	MetricBatchCommands = "locklab_store_batch_commands_total"
 	// The runtime's /sched/latencies:seconds and
 	// /sync/mutex/wait/total:seconds, through the Go collector.
 	MetricSchedLatencies = "go_sched_latencies_seconds"
@@ -110,15 +123,56 @@ var serialBusyDesc = prometheus.NewDesc(MetricSerialBusy,
 	"Busy time of a store's serial resource (a lock, a shard's lock, an owner goroutine, the combiner's role) since the start; lock holds sampled and scaled.",
 	[]string{"workload", "resource"}, nil)
 
-func (serialCollector) Describe(ch chan<- *prometheus.Desc) { ch <- serialBusyDesc }
+var (
+	waitDesc = prometheus.NewDesc(MetricWait,
+		"Time a store's command waited before its serial resource took it (a lock's wait, an owner's mailbox age), since the start; one command in sample_every timed.",
+		[]string{"workload"}, nil)
+	batchesDesc = prometheus.NewDesc(MetricBatches,
+		"Batches a store's serial resource took (an owner's run between two empty queues, inputQ-batch's groups, combining's passes), since the start.",
+		[]string{"workload"}, nil)
+	batchCommandsDesc = prometheus.NewDesc(MetricBatchCommands,
+		"Commands in the batches of "+MetricBatches+".",
+		[]string{"workload"}, nil)
+)
+
+// waitBucketBounds are the wait histogram's upper bounds in seconds: each power
+// of two nanoseconds from 64 ns to 2^34 ns (17 s), where the store's own
+// buckets meet, so that every cumulative count is exact.
+func waitBucketBounds() []float64 {
+	var out []float64
+	for e := 6; e <= 34; e++ {
+		out = append(out, float64(int64(1)<<e)*1e-9)
+	}
+	return out
+}
+
+func (serialCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- serialBusyDesc
+	ch <- waitDesc
+	ch <- batchesDesc
+	ch <- batchCommandsDesc
+}
 
 func (c serialCollector) Collect(ch chan<- prometheus.Metric) {
 	for wl, s := range c.st.serialStats() {
 		if c.st.ms.wls[wl].serial() == nil {
 			continue
 		}
+		name := workloads[wl].Name()
 		for i, b := range s.Busy {
-			ch <- prometheus.MustNewConstMetric(serialBusyDesc, prometheus.CounterValue, b.Seconds(), workloads[wl].Name(), strconv.Itoa(i))
+			ch <- prometheus.MustNewConstMetric(serialBusyDesc, prometheus.CounterValue, b.Seconds(), name, strconv.Itoa(i))
+		}
+		if s.Wait.Counts == nil {
+			continue // no serial resource (atomic): no clocks
+		}
+		buckets := map[float64]uint64{}
+		for _, le := range waitBucketBounds() {
+			buckets[le] = s.Wait.Below(time.Duration(math.Round(le * 1e9)))
+		}
+		ch <- prometheus.MustNewConstHistogram(waitDesc, s.Wait.Count(), s.Wait.Sum.Seconds(), buckets, name)
+		if c.st.batching {
+			ch <- prometheus.MustNewConstMetric(batchesDesc, prometheus.CounterValue, float64(s.Batches), name)
+			ch <- prometheus.MustNewConstMetric(batchCommandsDesc, prometheus.CounterValue, float64(s.BatchCommands), name)
 		}
 	}
 }

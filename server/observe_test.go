@@ -90,16 +90,18 @@ func TestMetricsEndpoint(t *testing.T) {
 		{MetricGRPCHandled, map[string]string{"grpc_service": "locklab.v1.CounterService", "grpc_method": "Increment", "grpc_code": codes.InvalidArgument.String()}, 1, false},
 		{MetricStoreSeconds, map[string]string{"workload": "counter", "op": "increment"}, increments + 1, true},
 		{MetricSerialBusy, map[string]string{"workload": "counter", "resource": "0"}, 0, false},
+		{MetricWait, map[string]string{"workload": "counter"}, 0, false},
 	}
-	queue := []series{{MetricQueueHighWater, nil, 1, false}, {MetricQueueDepth, nil, 0, false}}
+	queue := []series{{MetricQueueHighWater, nil, 1, false}, {MetricQueueDepth, nil, 0, false},
+		{MetricBatches, map[string]string{"workload": "counter"}, 0, false}, {MetricBatchCommands, map[string]string{"workload": "counter"}, 0, false}}
 	tests := []struct {
 		mode    string
 		want    []series
 		missing []string // series this mode must not have: the control
 	}{
 		{"inputQ", append(append(common, store...), queue...), nil},
-		{"mutex", append(common, store...), []string{MetricQueueHighWater, MetricQueueDepth}},
-		{"noop", common, []string{MetricQueueHighWater, MetricQueueDepth, MetricSerialBusy}},
+		{"mutex", append(common, store...), []string{MetricQueueHighWater, MetricQueueDepth, MetricBatches, MetricBatchCommands}},
+		{"noop", common, []string{MetricQueueHighWater, MetricQueueDepth, MetricSerialBusy, MetricWait, MetricBatches}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,4 +103,91 @@ func TestStatsSerialDemandAtomic(t *testing.T) {
 func TestStatsSerialDemandNoop(t *testing.T) {
 	ts := startServer(t, Config{Mode: "noop"})
 	assert.Empty(t, ts.stats(t).GetSerial())
+}
+
+// TestStatsWaitClocks: the store's own clocks reach GetStats and /metrics.
+// Four callers at once on a counter whose every increment holds the serial
+// resource for -work (asleep) wait for each other: every command's wait is
+// timed (sample every 1), the slowest waited at least half a work (one of
+// four callers released together waits for at least one other's whole
+// work), and /metrics, scraped around the window, counts at least what
+// GetStats reports in it. The batching designs (inputQ-batch's groups,
+// combining's passes: every one timed) put every command in a batch; lock
+// designs have no batch series (the control), atomic and noop no clocks.
+// The store's tests hold the known answers and their controls.
+func TestStatsWaitClocks(t *testing.T) {
+	const callers, each, perCall = 4, 5, 2 * time.Millisecond
+	for _, mode := range storeModes {
+		t.Run(mode, func(t *testing.T) {
+			m, err := LookupMode(mode)
+			require.NoError(t, err)
+			d, _ := m.Design()
+			reg := NewMetricsRegistry()
+			ts := startServer(t, Config{Mode: mode, Work: perCall, WorkKind: work.KindSleep, Metrics: reg, Store: store.Config{SerialSampleEvery: 1}})
+			web := httptest.NewServer(MetricsHandler(reg))
+			t.Cleanup(web.Close)
+			ts.reset(t, pb.Scenario_SCENARIO_A, 0, 0)
+			before := scrape(t, web.URL+"/metrics")
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for range callers {
+				wg.Go(func() {
+					<-start
+					for range each {
+						_, err := ts.counter.Increment(t.Context(), &pb.IncrementRequest{Delta: 1})
+						assert.NoError(t, err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			c := serialByWorkload(ts.stats(t))["counter"]
+			after := scrape(t, web.URL+"/metrics")
+
+			require.NotNil(t, c)
+			assert.GreaterOrEqual(t, c.GetWaits(), uint64(callers*each), "every command's wait timed: %v", c)
+			assert.GreaterOrEqual(t, c.GetWaitP99Ns(), float64(perCall/2), "%v", c)
+			assert.GreaterOrEqual(t, c.GetWaitP99Ns(), c.GetWaitP50Ns())
+			assert.Positive(t, c.GetWaitMeanNs())
+			l := map[string]string{"workload": "counter"}
+			w0, _ := sample(before, MetricWait, l)
+			w1, ok := sample(after, MetricWait, l)
+			require.True(t, ok, "series %s%v", MetricWait, l)
+			assert.GreaterOrEqual(t, w1-w0, float64(c.GetWaits()), "/metrics counts what GetStats does")
+			if !d.Owner && !d.GroupCommit {
+				assert.Zero(t, c.GetBatches(), "a lock takes one command per hold")
+				assert.NotContains(t, after, MetricBatches)
+				return
+			}
+			if d.GroupCommit {
+				assert.GreaterOrEqual(t, c.GetBatchCommands(), uint64(callers*each), "every group recorded: %v", c)
+			}
+			assert.GreaterOrEqual(t, c.GetBatchCommands(), c.GetBatches())
+			for name, got := range map[string]uint64{MetricBatches: c.GetBatches(), MetricBatchCommands: c.GetBatchCommands()} {
+				v0, _ := sample(before, name, l)
+				v1, ok := sample(after, name, l)
+				require.True(t, ok, "series %s%v", name, l)
+				assert.GreaterOrEqual(t, v1-v0, float64(got), "%s counts what GetStats does", name)
+			}
+		})
+	}
+}
+
+// TestWaitClocksNone: atomic has no serial resource and noop no store:
+// neither has a wait series.
+func TestWaitClocksNone(t *testing.T) {
+	for _, mode := range []string{"atomic", "noop"} {
+		t.Run(mode, func(t *testing.T) {
+			reg := NewMetricsRegistry()
+			ts := startServer(t, Config{Mode: mode, Metrics: reg})
+			web := httptest.NewServer(MetricsHandler(reg))
+			t.Cleanup(web.Close)
+			_, err := ts.counter.Increment(t.Context(), &pb.IncrementRequest{Delta: 1})
+			require.NoError(t, err)
+			fams := scrape(t, web.URL+"/metrics")
+			assert.NotContains(t, fams, MetricWait)
+			assert.NotContains(t, fams, MetricBatches)
+			assert.Zero(t, serialByWorkload(ts.stats(t))["counter"].GetWaits())
+		})
+	}
 }

@@ -99,10 +99,14 @@ func (e *combiningEngine) combineOnce() bool {
 	for ; n != nil; n = n.next {
 		e.batch = append(e.batch, n.op)
 	}
-	slices.Reverse(e.batch) // the list is last-in first
+	slices.Reverse(e.batch)  // the list is last-in first
+	e.meter.tookAll(e.batch) // their waits end as the combiner takes the list
 	t0 := e.meter.start()
 	applyAll(e.batch, e.commit)
 	e.meter.stop(t0, 0)
+	if t0 >= 0 {
+		e.meter.batch(len(e.batch))
+	}
 	for i, x := range e.batch {
 		// The caller may reuse x at once.
 		if e.park {

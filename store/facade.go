@@ -69,6 +69,9 @@ type op interface {
 	// handoff is the word on which inputQ-spin's owner and a caller that
 	// polls for its answer, then blocks, agree who signals whom.
 	handoff() *atomic.Int32
+	// waitStart is the meter's clock reading as the op set out for the
+	// serial resource, -1 if its wait is not timed.
+	waitStart() int64
 }
 
 // opNode links published ops (combining). It lives inside the op, so
@@ -85,6 +88,7 @@ type call[C, R any] struct {
 	r    R
 	err  error
 	acc  access
+	w0   int64 // waitStart
 	done chan bool
 	fin  atomic.Bool
 	hand atomic.Int32
@@ -99,6 +103,7 @@ func (c *call[C, R]) node() *opNode          { return &c.n }
 func (c *call[C, R]) markDone()              { c.fin.Store(true) }
 func (c *call[C, R]) takeDone() bool         { return c.fin.Load() && c.fin.Swap(false) }
 func (c *call[C, R]) handoff() *atomic.Int32 { return &c.hand }
+func (c *call[C, R]) waitStart() int64       { return c.w0 }
 
 // facade is the Store of every registry design.
 type facade[C, R any] struct {
@@ -111,9 +116,11 @@ type facade[C, R any] struct {
 	ex     executor
 	eng    engine
 	pool   sync.Pool // of *call[C, R]
-	// hold samples a locker's holds (nil: not measured, or nothing to
-	// measure); measured is Config.MeasureSerial.
+	// hold samples a locker's holds and waits (nil: not measured, or
+	// nothing to measure); waits is an executor's meter, whose clock its
+	// commands' waits start on; measured is Config.MeasureSerial.
 	hold     *serialMeter
+	waits    *serialMeter
 	measured bool
 }
 
@@ -152,6 +159,9 @@ func newFacade[C, R any](d Design, m Machine[C, R], caps Capability, cfg Config)
 		}
 	case executor:
 		f.ex = e
+		if se, ok := e.(serialEngine); ok {
+			f.waits = se.serialMeter()
+		}
 		f.pool.New = func() any {
 			c := &call[C, R]{f: f, done: make(chan bool, 1)}
 			c.n.op = c
@@ -185,14 +195,18 @@ func (f *facade[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 		acc := f.access(cmd)
 		// Decided before the lock is taken, so that a hold pays for the
 		// measurement only when it is timed. Readers share the lock: theirs
-		// are no serial holds.
-		timed := !acc.read && f.hold.sample()
+		// are no serial holds; they do wait for it.
+		timed, waits := f.hold.pick(acc.read)
+		var w0 int64
+		if waits {
+			w0 = f.hold.now()
+		}
 		if err := f.lk.acquire(ctx, acc); err != nil {
 			return zero, err
 		}
 		var t0 int64
-		if timed {
-			t0 = f.hold.now()
+		if timed || waits {
+			t0 = f.hold.now() // the hold's start, the wait's end
 		}
 		r, err := f.apply(cmd)
 		if f.commit != nil {
@@ -200,17 +214,26 @@ func (f *facade[C, R]) Do(ctx context.Context, cmd C) (R, error) {
 				r, err = zero, cerr
 			}
 		}
-		if !timed {
+		if !timed && !waits {
 			f.lk.release(acc)
 			return r, err
 		}
-		d := f.hold.since(t0)
+		var d int64
+		if timed {
+			d = f.hold.since(t0)
+		}
 		f.lk.release(acc)
-		f.hold.held(acc, d) // outside the lock: the hold is over
+		// Outside the lock: the hold is over.
+		if timed {
+			f.hold.held(acc, d)
+		}
+		if waits {
+			f.hold.waited(w0, t0)
+		}
 		return r, err
 	}
 	c := f.pool.Get().(*call[C, R])
-	c.cmd, c.acc = cmd, f.access(cmd)
+	c.cmd, c.acc, c.w0 = cmd, f.access(cmd), f.waits.waitStart()
 	if err := f.ex.exec(ctx, c); err != nil {
 		return zero, err // c may still be in the engine's hands: not reused
 	}

@@ -15,6 +15,7 @@ type inputQEngine struct {
 func newInputQEngine(mi machineInfo, cfg Config) engine {
 	e := &inputQEngine{owners: newOwners(1, 0, cfg), commit: mi.commit}
 	e.box = e.boxes[0]
+	e.countRuns()
 	go e.run() // stopped by close
 	return e
 }
@@ -27,8 +28,10 @@ func (e *inputQEngine) exec(ctx context.Context, x op) error {
 }
 
 // handle applies x and answers it; the apply and the commit are the
-// owner's serial busy time, the receive and the answer are not.
+// owner's serial busy time, the receive and the answer are not. x's wait
+// ends here, as the owner takes it.
 func (e *inputQEngine) handle(x op) {
+	e.meter.took(x)
 	t0 := e.meter.start()
 	x.apply()
 	e.meter.stop(t0, 0)
@@ -44,6 +47,7 @@ func (e *inputQEngine) run() {
 		}
 		e.handle(x)
 	}
+	e.box.closed()
 	e.drain(e.box, e.handle)
 }
 

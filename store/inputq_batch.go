@@ -102,12 +102,19 @@ func (e *inputQBatchEngine) buffer() []op {
 // flush applies the batch (the owner's serial busy time); then, without a
 // syncer, answers it at once, with one, hands it to the syncer to commit
 // and answer.
+//
+// The batch's waits end here, as the owner takes it; the batch is recorded
+// when its applies are timed.
 func (e *inputQBatchEngine) flush(batch []op) {
+	e.meter.tookAll(batch)
 	t0 := e.meter.start()
 	for _, x := range batch {
 		x.apply()
 	}
 	e.meter.stop(t0, 0)
+	if t0 >= 0 {
+		e.meter.batch(len(batch))
+	}
 	if e.syncs == nil {
 		answer(batch)
 		return

@@ -70,6 +70,11 @@ type inputQSpinEngine struct {
 	// spin: more than one P, so polling can find work. Written by the owner.
 	spin   atomic.Bool
 	locked bool // the owner's: it is locked to its thread (while spin)
+	// runLen is the commands the owner took since it last found its queue
+	// empty (its batch, per wake-up); the owner's own, on a line of its own.
+	_      [64]byte
+	runLen int
+	_      [56]byte
 	// sleeping is set by the owner before it parks on wake (capacity 1);
 	// whoever turns it off sends the wake-up.
 	sleeping atomic.Bool
@@ -255,6 +260,7 @@ func answerPolled(x op) {
 // handle applies and commits x (the owner's serial busy time), then
 // answers it (not busy time).
 func (e *inputQSpinEngine) handle(x op) {
+	e.meter.took(x) // x's wait ends as the owner takes it
 	t0 := e.meter.start()
 	x.apply()
 	var err error
@@ -282,10 +288,14 @@ func (e *inputQSpinEngine) run() {
 
 // next returns the owner's next command, polling and parking while there is
 // none; nil once the store is closed and every accepted command is handled.
+// A run ends where the queue is found empty: its length is recorded then.
 func (e *inputQSpinEngine) next() op {
 	if x := e.take(); x != nil {
+		e.runLen++
 		return x
 	}
+	e.meter.batch(e.runLen)
+	e.runLen = 1 // the command found next
 	for {
 		if x := e.poll(); x != nil {
 			return x

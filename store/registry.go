@@ -52,12 +52,15 @@ type Config struct {
 	QueueSize  int // owner designs: queue capacity; 0 means DefaultQueueSize
 	BatchLimit int // inputQ-batch: commands per batch; 0 means DefaultBatchLimit
 	Shards     int // sharded designs: shard count; 0 means DefaultShards
-	// MeasureSerial keeps the serial resources' busy time (SerialStats);
-	// off, SerialStats reports nothing and Do pays nothing for it.
+	// MeasureSerial keeps the store's clocks (SerialStats): the serial
+	// resources' busy time, the commands' waits for them and the batches
+	// they took; off, SerialStats reports nothing and Do pays nothing for
+	// it.
 	MeasureSerial bool
-	// SerialSampleEvery: with MeasureSerial, lock designs and combining time
-	// one hold in this many, chosen at random (a power of two; 1 times
-	// every one); 0 means DefaultSerialSampleEvery.
+	// SerialSampleEvery: with MeasureSerial, every design times one
+	// content (a lock hold, an owner's command, a combining pass) and one
+	// command's wait in this many, chosen at random (a power of two; 1
+	// times every one); 0 means DefaultSerialSampleEvery.
 	SerialSampleEvery int
 	// RejectWhenFull: owner designs answer ErrOverloaded at once when the
 	// owner's queue is full, instead of waiting for room. Other designs

@@ -67,6 +67,40 @@ import (
 // its CPU per call — so an owner's serial demand is lower, and its ceiling
 // 1/D_serial higher, than a figure that counted them.
 
+// The same meter keeps the store's other two clocks, sampled by the same
+// rule (one command in SampleEvery, chosen at random before it starts, the
+// choice independent of the holds' and of the command's length):
+//
+//   - The wait: how long a command waited before the serial resource took
+//     it — one quantity for every kind. A lock design's command, from the
+//     moment before it asks for the lock (both locks, for a sharded
+//     command on two shards; rwmutex's readers too, whom a writer keeps
+//     out) to the moment it holds it: the lock wait. An owner design's
+//     command, from the moment before it is put in the owner's queue to
+//     the moment the owner that applies it takes it (sharded-inputQ: the
+//     last owner, a forwarded command's whole way up): the mailbox age.
+//     inputQ-batch: until its owner takes the batch (not the syncer);
+//     combining: from before the command is published to the moment a
+//     combiner takes the list it is on. Both ends are read on the same
+//     clock (one origin per store), less one clock read. The waits go
+//     into a histogram of fixed buckets, eight to each power of two, one
+//     atomic add each: a quantile read from it is within 1/16 of its
+//     value (WaitResolution). atomic has no serial resource and no wait;
+//     db-rowlock's waits are the database's, not the process's: none.
+//   - The batch: how many commands the serial resource took in one go.
+//     inputQ-batch's group and combining's pass, recorded when the
+//     group's content is timed (the same one in SampleEvery); for the
+//     owners that take one command at a time (inputQ, inputQ-spin,
+//     sharded-inputQ), the commands an owner took between two times it
+//     found its queue empty — per wake-up — recorded, every one, when it
+//     finds the queue empty (two atomic adds beside a yield or a park).
+//     Lock designs take one command per hold: no batch.
+//
+// Nothing here takes a lock: a measured wait or batch is an atomic add on
+// the meter, the caller's clock reading travels in the command (the
+// owner's queue and the combiner's list publish it), and the designs that
+// have no serial resource (atomic) have no meter.
+
 // DefaultSerialSampleEvery is Config.SerialSampleEvery's default: one
 // command's content in 16 is timed.
 const DefaultSerialSampleEvery = 16
@@ -81,8 +115,27 @@ type SerialStats struct {
 	Busy []time.Duration
 	// SampleEvery is how many contents (lock holds, owners' commands,
 	// combining passes, syncer commits) one timed one stands for (1: every
-	// one).
+	// one). Waits and groups are sampled at the same rate, but not scaled:
+	// their figures are a distribution and a mean.
 	SampleEvery int
+	// Wait is the sampled commands' waits for the serial resource: the
+	// lock wait of a lock design, the mailbox age of an owner design.
+	// Empty for a design with no serial resource.
+	Wait Waits
+	// Batches and BatchCommands are the batches seen (inputQ-batch's
+	// groups and combining's passes: the sampled ones; one-at-a-time
+	// owners' runs between two empty queues: every one) and the commands
+	// they held. 0 for lock designs.
+	Batches, BatchCommands int64
+}
+
+// MeanBatch is the commands per batch, BatchCommands over Batches; 0
+// without a batch.
+func (s SerialStats) MeanBatch() float64 {
+	if s.Batches <= 0 {
+		return 0
+	}
+	return float64(s.BatchCommands) / float64(s.Batches)
 }
 
 // Resources is the number of serial resources.
@@ -110,7 +163,8 @@ func (s SerialStats) Max() time.Duration {
 // Sub is what happened between an earlier reading s0 of the same store and
 // s: the busy time of each resource in that window.
 func (s SerialStats) Sub(s0 SerialStats) SerialStats {
-	out := SerialStats{Busy: make([]time.Duration, len(s.Busy)), SampleEvery: s.SampleEvery}
+	out := SerialStats{Busy: make([]time.Duration, len(s.Busy)), SampleEvery: s.SampleEvery, Wait: s.Wait.Sub(s0.Wait),
+		Batches: max(s.Batches-s0.Batches, 0), BatchCommands: max(s.BatchCommands-s0.BatchCommands, 0)}
 	for i, b := range s.Busy {
 		if i < len(s0.Busy) {
 			b -= s0.Busy[i]
@@ -142,6 +196,10 @@ type serialMeter struct {
 	mask        uint64
 	sampleEvery int64
 	res         []resource
+	waits       waitClock
+	_           [56]byte
+	batches     atomic.Int64 // batches recorded
+	batchCmds   atomic.Int64 // the commands in them
 }
 
 // newSerialMeter returns a meter of n resources, or nil if cfg does not ask
@@ -166,6 +224,62 @@ func (m *serialMeter) now() int64 { return int64(time.Since(m.epoch)) }
 
 // sample reports whether the caller about to take a lock times its hold.
 func (m *serialMeter) sample() bool { return m != nil && rand.Uint64()&m.mask == 0 }
+
+// pick is a lock design's two choices for one command, from one random
+// number: whether it times its hold (never a reader's), and its wait.
+func (m *serialMeter) pick(read bool) (hold, wait bool) {
+	if m == nil {
+		return false, false
+	}
+	r := rand.Uint64()
+	return !read && r&m.mask == 0, (r>>32)&m.mask == 0
+}
+
+// waitStart is the clock reading a command carries to an executor's serial
+// resource if its wait is timed, -1 if not (or there is no meter).
+func (m *serialMeter) waitStart() int64 {
+	if m == nil || rand.Uint64()&m.mask != 0 {
+		return -1
+	}
+	return m.now()
+}
+
+// waited records a wait from the clock reading w0 to the reading t1.
+func (m *serialMeter) waited(w0, t1 int64) { m.waits.add(max(t1-w0-m.overhead, 0)) }
+
+// took records x's wait, if it carries a timed one, as taken now.
+func (m *serialMeter) took(x op) {
+	if m == nil {
+		return
+	}
+	if w0 := x.waitStart(); w0 >= 0 {
+		m.waited(w0, m.now())
+	}
+}
+
+// tookAll records the waits of a group taken at once, on one clock read.
+func (m *serialMeter) tookAll(batch []op) {
+	if m == nil {
+		return
+	}
+	t1 := int64(-1)
+	for _, x := range batch {
+		if w0 := x.waitStart(); w0 >= 0 {
+			if t1 < 0 {
+				t1 = m.now()
+			}
+			m.waited(w0, t1)
+		}
+	}
+}
+
+// batch records a batch of n commands.
+func (m *serialMeter) batch(n int) {
+	if m != nil && n > 0 {
+		m.batches.Add(1)
+		m.batchCmds.Add(int64(n))
+	}
+}
 
 // since is the time from the clock reading t0 to now, less the clock read
 // inside that interval.
@@ -214,7 +328,8 @@ func (m *serialMeter) stopOn(t0 int64, a access) {
 
 // stats reads every resource.
 func (m *serialMeter) stats() SerialStats {
-	s := SerialStats{Busy: make([]time.Duration, len(m.res)), SampleEvery: int(m.sampleEvery)}
+	s := SerialStats{Busy: make([]time.Duration, len(m.res)), SampleEvery: int(m.sampleEvery), Wait: m.waits.read(),
+		Batches: m.batches.Load(), BatchCommands: m.batchCmds.Load()}
 	for i := range m.res {
 		s.Busy[i] = time.Duration(m.res[i].total.Load())
 	}

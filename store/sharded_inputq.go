@@ -23,6 +23,7 @@ type shardedInputQEngine struct {
 
 func newShardedInputQEngine(mi machineInfo, cfg Config) engine {
 	e := &shardedInputQEngine{owners: newOwners(cfg.Shards, 0, cfg), commit: mi.commit}
+	e.countRuns()
 	for i := range e.boxes {
 		go e.run(i) // stopped by close
 	}
@@ -47,6 +48,7 @@ func (e *shardedInputQEngine) run(i int) {
 		}
 		e.handle(i, x)
 	}
+	b.closed()
 	// Owners close in shard order, so every owner that could forward to
 	// this one has exited: what is left comes from callers.
 	e.drain(b, func(x op) { e.handle(i, x) })
@@ -69,6 +71,7 @@ func (e *shardedInputQEngine) handle(i int, x op) {
 		<-e.boxes[i].resume
 		return
 	}
+	e.meter.took(x) // its wait ends with the owner that applies it
 	t0 := e.meter.start()
 	x.apply()
 	e.meter.stopOn(t0, a) // every shard x holds

@@ -18,7 +18,8 @@ import (
 // off and on: a traced run's record holds its ledger, which places nearly
 // all of its calls' time, and the known answer of an owner design — its
 // median call waits on a channel for the owner, the mutex's does not; an
-// untraced run is the run it always was; the report has the section and
+// untraced run is the run it always was; every record carries the store's
+// own clocks; the report has the section, the clocks beside the ledger, and
 // says what tracing cost.
 func TestLedgerEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
@@ -42,6 +43,14 @@ func TestLedgerEndToEnd(t *testing.T) {
 		require.Empty(t, r.Problems, r.ID)
 		log, err := os.ReadFile(filepath.Join(out, "runs", r.ID+".server.log"))
 		require.NoError(t, err)
+		// The store's own clocks, traced or not: the server always keeps them.
+		require.NotNil(t, r.Derived.Serial, r.ID)
+		assert.True(t, r.Derived.Serial.HasWait(), "the wait clock in the record: %s", r.ID)
+		if r.Mode == "inputQ" {
+			assert.Positive(t, r.Derived.Serial.Batches, "an owner's runs: %s", r.ID)
+		} else {
+			assert.Zero(t, r.Derived.Serial.Batches, "a lock has no batch: %s", r.ID)
+		}
 		if r.Factors.Get(plan.Ledger) != plan.LedgerOn {
 			assert.Nil(t, r.Ledger, r.ID)
 			assert.NotContains(t, string(log), "metrics on", "no -metrics-addr: %s", r.ID)
@@ -62,7 +71,7 @@ func TestLedgerEndToEnd(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	for _, want := range []string{"## Where the time went", "### Where the time went · counter · go · ledger on · 10 callers",
-		"### What tracing costs", "| counter · go · 10 callers | mutex | "} {
+		"### What tracing costs", "| counter · go · 10 callers | mutex | ", "| clock | mutex | inputQ | inputQ − mutex |"} {
 		assert.Contains(t, string(md), want)
 	}
 }

@@ -124,7 +124,8 @@ func TestStealAndLimit(t *testing.T) {
 // server that reports none for the workload gives none.
 func TestDeriveSerial(t *testing.T) {
 	st := &locklabv1.GetStatsResponse{WindowSeconds: 2, CpuSeconds: 1.8, Requests: 40_000, Serial: []*locklabv1.SerialDemand{
-		{Workload: "counter", Resources: 1, BusySeconds: 0.8, MaxBusySeconds: 0.8, SampleEvery: 16},
+		{Workload: "counter", Resources: 1, BusySeconds: 0.8, MaxBusySeconds: 0.8, SampleEvery: 16,
+			Waits: 2500, WaitMeanNs: 1500, WaitP50Ns: 1200, WaitP99Ns: 9000, Batches: 400, BatchCommands: 1000},
 		{Workload: "bank", Resources: 16, BusySeconds: 1.6, MaxBusySeconds: 0.2, SampleEvery: 16},
 	}}
 	raw, err := protojson.Marshal(st)
@@ -137,8 +138,17 @@ func TestDeriveSerial(t *testing.T) {
 	assert.Equal(t, 16, d.Serial.Resources)
 	assert.InDelta(t, 5.0, d.Serial.DemandUs(), 1e-9, "the busiest shard: 0.2 s over 40,000 calls")
 	assert.InDelta(t, 0.1, d.Serial.Util(), 1e-9)
+	assert.False(t, d.Serial.HasWait(), "a server that sent no wait clock (an older one)")
+	assert.Zero(t, d.Serial.MeanBatch())
 	r.Workload = "counter"
-	assert.InDelta(t, 20.0, mustDerive(t, r).Serial.DemandUs(), 1e-9)
+	c := mustDerive(t, r).Serial
+	assert.InDelta(t, 20.0, c.DemandUs(), 1e-9)
+	assert.True(t, c.HasWait())
+	assert.Equal(t, uint64(2500), c.Waits)
+	assert.InDelta(t, 1.5, c.WaitMeanUs, 1e-9, "ns to µs")
+	assert.InDelta(t, 1.2, c.WaitP50Us, 1e-9)
+	assert.InDelta(t, 9.0, c.WaitP99Us, 1e-9)
+	assert.InDelta(t, 2.5, c.MeanBatch(), 1e-9)
 	r.Workload = "kv"
 	assert.Nil(t, mustDerive(t, r).Serial, "the control: no serial figure for a workload the server did not report")
 

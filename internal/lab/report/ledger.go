@@ -117,6 +117,13 @@ func (rep *Report) ledgerSection(withCharts bool) ([]block, error) {
 			return nil, err
 		}
 		out = append(out, para("Each state's own median and p99 over calls (each state ranked on its own, so they do not add up to a call):"), qt)
+		ct, ok, err := clocksTable(wc)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, para(clocksHowToRead), ct)
+		}
 		if withCharts {
 			out = append(out, ledgerChart(wc, name))
 		}

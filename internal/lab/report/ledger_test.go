@@ -28,6 +28,19 @@ var ledgerStates = map[string]struct{ median, tail map[string]float64 }{
 	"noop":   {map[string]float64{ledger.Running: 10, ledger.Syscall: 5}, map[string]float64{ledger.Running: 15, ledger.Runnable: 20}},
 }
 
+// ledgerClocks are the store-backed modes' clocks in block 0, µs (block b
+// scales the waits by 1 + b/100): the inputQ's commands wait 20 µs longer
+// at the median for their owner than the mutex's for their lock, and its
+// owner takes 2.5 commands per run; a lock has no batch.
+var ledgerClocks = map[string]struct {
+	p50, p99, mean float64
+	batches        uint64
+	batch          float64
+}{
+	"mutex":  {p50: 5, p99: 50, mean: 9},
+	"inputQ": {p50: 25, p99: 300, mean: 60, batches: 1000, batch: 2.5},
+}
+
 // ledgerRun is a counter run at 100 callers of 1 s; traced, its ledger is
 // ledgerStates', and it served 5% fewer calls (what tracing cost it).
 func ledgerRun(t *testing.T, idx int, mode, tr string, rep int) *record.Run {
@@ -39,6 +52,11 @@ func ledgerRun(t *testing.T, idx int, mode, tr string, rep int) *record.Run {
 	}
 	st := &locklabv1.GetStatsResponse{Mode: mode, StoreBacked: mode != "noop", WindowSeconds: 1, Requests: uint64(calls),
 		CpuSeconds: 0.9, RssBytes: 20 << 20}
+	if c, ok := ledgerClocks[mode]; ok {
+		st.Serial = []*locklabv1.SerialDemand{{Workload: "counter", Resources: 1, BusySeconds: 0.3, MaxBusySeconds: 0.3, SampleEvery: 16,
+			Waits: uint64(calls / 16), WaitP50Ns: c.p50 * scale * 1e3, WaitP99Ns: c.p99 * scale * 1e3, WaitMeanNs: c.mean * scale * 1e3,
+			Batches: c.batches, BatchCommands: uint64(float64(c.batches) * c.batch)}}
+	}
 	raw, err := protojson.Marshal(st)
 	require.NoError(t, err)
 	pt := plan.DefaultPoint().With(plan.Ledger, tr)
@@ -67,7 +85,11 @@ func ledgerRun(t *testing.T, idx int, mode, tr string, rep int) *record.Run {
 	return r
 }
 
-func ledgerReport(t *testing.T) *Report {
+func ledgerReport(t *testing.T) *Report { return ledgerReportOf(t, nil) }
+
+// ledgerReportOf is ledgerReport with every run's record changed by edit
+// first (nil: none).
+func ledgerReportOf(t *testing.T, edit func(r *record.Run)) *Report {
 	t.Helper()
 	var runs []*record.Run
 	idx := 0
@@ -75,7 +97,11 @@ func ledgerReport(t *testing.T) *Report {
 		for _, tr := range []string{"off", "on"} {
 			for _, mode := range []string{"mutex", "inputQ", "noop"} {
 				idx++
-				runs = append(runs, ledgerRun(t, idx, mode, tr, rep))
+				r := ledgerRun(t, idx, mode, tr, rep)
+				if edit != nil {
+					edit(r)
+				}
+				runs = append(runs, r)
 			}
 		}
 	}
@@ -140,4 +166,28 @@ func TestLedgerGolden(t *testing.T) {
 	assert.Equal(t, string(want), got, "if the change is meant, go test ./internal/lab/report -run LedgerGolden -update")
 
 	assert.NotContains(t, whyReport(t).Markdown(), "## Where the time went", "no traced run, no section")
+}
+
+// TestLedgerClocks: the store's own clocks beside the ledger — each
+// design's wait at the median and the p99 and its mean batch, the paired
+// difference of the inputQ's mailbox age against the mutex's lock wait
+// (20 µs scaled by 1.01 to 1.04: 20.5 µs), the inputQ's 2.5 commands per
+// run and no batch for the lock; records from a server without the clocks
+// (the control) render the section without them.
+func TestLedgerClocks(t *testing.T) {
+	sec := ledgerSectionOf(t, ledgerReport(t).Markdown())
+	assert.Contains(t, sec, clocksHowToRead)
+	assert.Contains(t, sec, "| clock | mutex | inputQ | inputQ − mutex |", "noop has no store, no clocks")
+	assert.Contains(t, sec, "| wait p50 (lock wait, mailbox age) |")
+	assert.Contains(t, sec, "+20.5µs [+20.1µs, +20.9µs]", "the mailbox age against the lock wait, paired by block")
+	assert.Contains(t, sec, "| mean batch (commands) | — | 2.5 (2.5–2.5) | — |", "a lock has no batch")
+
+	old := ledgerSectionOf(t, ledgerReportOf(t, func(r *record.Run) {
+		if s := r.Derived.Serial; s != nil {
+			s.Waits, s.WaitP50Us, s.WaitP99Us, s.WaitMeanUs, s.Batches, s.BatchCommands = 0, 0, 0, 0, 0, 0
+		}
+	}).Markdown())
+	assert.NotContains(t, old, "The store's own clocks")
+	assert.NotContains(t, old, "| clock |")
+	assert.Contains(t, old, "Each state's own median and p99", "the rest of the section stays")
 }

@@ -1337,7 +1337,22 @@ type SerialDemand struct {
 	MaxBusySeconds float64 `protobuf:"fixed64,4,opt,name=max_busy_seconds,json=maxBusySeconds,proto3" json:"max_busy_seconds,omitempty"`
 	// Lock holds and combining sessions are timed one in this many, chosen
 	// at random, and counted this many times; 1: every one (owner designs).
-	SampleEvery   uint32 `protobuf:"varint,5,opt,name=sample_every,json=sampleEvery,proto3" json:"sample_every,omitempty"`
+	SampleEvery uint32 `protobuf:"varint,5,opt,name=sample_every,json=sampleEvery,proto3" json:"sample_every,omitempty"`
+	// The store's wait clock over the window: how long a command waited
+	// before the serial resource took it (a lock design's lock wait, an
+	// owner design's mailbox age), timed one command in sample_every:
+	// how many were timed, their mean, median and p99 in nanoseconds (the
+	// quantiles within 1/16). 0 without a serial resource (atomic).
+	Waits      uint64  `protobuf:"varint,6,opt,name=waits,proto3" json:"waits,omitempty"`
+	WaitMeanNs float64 `protobuf:"fixed64,7,opt,name=wait_mean_ns,json=waitMeanNs,proto3" json:"wait_mean_ns,omitempty"`
+	WaitP50Ns  float64 `protobuf:"fixed64,8,opt,name=wait_p50_ns,json=waitP50Ns,proto3" json:"wait_p50_ns,omitempty"`
+	WaitP99Ns  float64 `protobuf:"fixed64,9,opt,name=wait_p99_ns,json=waitP99Ns,proto3" json:"wait_p99_ns,omitempty"`
+	// The batches the serial resource took over the window (inputQ-batch's
+	// groups and combining's passes, sampled; the one-at-a-time owners'
+	// runs between two empty queues, every one) and the commands in them:
+	// the mean batch is batch_commands / batches. 0 for lock designs.
+	Batches       uint64 `protobuf:"varint,10,opt,name=batches,proto3" json:"batches,omitempty"`
+	BatchCommands uint64 `protobuf:"varint,11,opt,name=batch_commands,json=batchCommands,proto3" json:"batch_commands,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1403,6 +1418,48 @@ func (x *SerialDemand) GetMaxBusySeconds() float64 {
 func (x *SerialDemand) GetSampleEvery() uint32 {
 	if x != nil {
 		return x.SampleEvery
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetWaits() uint64 {
+	if x != nil {
+		return x.Waits
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetWaitMeanNs() float64 {
+	if x != nil {
+		return x.WaitMeanNs
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetWaitP50Ns() float64 {
+	if x != nil {
+		return x.WaitP50Ns
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetWaitP99Ns() float64 {
+	if x != nil {
+		return x.WaitP99Ns
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetBatches() uint64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *SerialDemand) GetBatchCommands() uint64 {
+	if x != nil {
+		return x.BatchCommands
 	}
 	return 0
 }
@@ -1615,13 +1672,21 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\x06serial\x18\x1f \x03(\v2\x18.locklab.v1.SerialDemandR\x06serial\x1aR\n" +
 	"\x0eRpcCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
-	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xb8\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xf1\x02\n" +
 	"\fSerialDemand\x12\x1a\n" +
 	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x1c\n" +
 	"\tresources\x18\x02 \x01(\rR\tresources\x12!\n" +
 	"\fbusy_seconds\x18\x03 \x01(\x01R\vbusySeconds\x12(\n" +
 	"\x10max_busy_seconds\x18\x04 \x01(\x01R\x0emaxBusySeconds\x12!\n" +
-	"\fsample_every\x18\x05 \x01(\rR\vsampleEvery\"\xc5\x01\n" +
+	"\fsample_every\x18\x05 \x01(\rR\vsampleEvery\x12\x14\n" +
+	"\x05waits\x18\x06 \x01(\x04R\x05waits\x12 \n" +
+	"\fwait_mean_ns\x18\a \x01(\x01R\n" +
+	"waitMeanNs\x12\x1e\n" +
+	"\vwait_p50_ns\x18\b \x01(\x01R\twaitP50Ns\x12\x1e\n" +
+	"\vwait_p99_ns\x18\t \x01(\x01R\twaitP99Ns\x12\x18\n" +
+	"\abatches\x18\n" +
+	" \x01(\x04R\abatches\x12%\n" +
+	"\x0ebatch_commands\x18\v \x01(\x04R\rbatchCommands\"\xc5\x01\n" +
 	"\fStoreLatency\x12\x1a\n" +
 	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x14\n" +

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/locklab/locklab/internal/lab/record"
+)
+
+// The store's own clocks (store.SerialStats, through GetStats into each
+// run's serial figures): the second instrument beside the ledger's trace,
+// read the same way for lock and owner designs.
+
+const clocksHowToRead = "The store's own clocks, from the same runs: how long a command waited before the design's serial " +
+	"resource took it — the lock wait of a lock design (from asking for the lock to holding it), the mailbox age of an " +
+	"owner design (from entering the owner's queue to the owner taking it), the time from publishing to being taken by a " +
+	"combiner for combining: one quantity for every design, timed by the store itself, one command in the serial meter's " +
+	"sample_every (16 unless the server was told otherwise), without a trace. The quantiles are the store's histogram's (within 1/16). The mean batch is the " +
+	"commands the serial resource took in one go: an owner's run between two empty queues, inputQ-batch's group, " +
+	"combining's pass; a lock takes one command per hold and has none. Each design's column is the median over its " +
+	"runs with the clocks; a difference is the mean of the per-block differences with its 95% t interval. The ledger's " +
+	"view is the handler's and covers the whole call; the clocks cover the store's wait alone."
+
+// clockPart is one of the clocks' figures in a run; ok is false where the
+// run does not have it (a server without the clocks, a design without a
+// wait or a batch).
+type clockPart struct {
+	name  string
+	unit  Unit
+	value func(s *record.Serial) (float64, bool)
+}
+
+var clockParts = []clockPart{
+	{"wait p50 (lock wait, mailbox age)", UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitP50Us, s.HasWait() }},
+	{"wait p99", UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitP99Us, s.HasWait() }},
+	{"wait mean", UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitMeanUs, s.HasWait() }},
+	{"mean batch (commands)", UnitRatio, func(s *record.Serial) (float64, bool) { return s.MeanBatch(), s.HasWait() && s.Batches > 0 }},
+}
+
+// clockOf reads a part from a run: NaN where the run lacks it, which
+// pairedDifference leaves out.
+func clockOf(p clockPart) func(r *record.Run) (float64, error) {
+	return func(r *record.Run) (float64, error) {
+		if r.Derived.Serial == nil {
+			return math.NaN(), nil
+		}
+		v, ok := p.value(r.Derived.Serial)
+		if !ok {
+			return math.NaN(), nil
+		}
+		return v, nil
+	}
+}
+
+// withClock are the runs that have a part.
+func withClock(runs []*record.Run, p clockPart) []*record.Run {
+	return slices.DeleteFunc(slices.Clone(runs), func(r *record.Run) bool {
+		v, _ := clockOf(p)(r)
+		return math.IsNaN(v)
+	})
+}
+
+// clocksTable is the clocks' figures of a cell's designs, a row each, with
+// the paired differences between designs that both have them; ok is false
+// when no run of the cell has the clocks (records from before them).
+func clocksTable(wc whyCell) (t table, ok bool, err error) {
+	var modes []string
+	for _, m := range wc.modes {
+		if len(withClock(wc.runs[m], clockParts[0])) > 0 {
+			modes = append(modes, m)
+		}
+	}
+	if len(modes) == 0 {
+		return table{}, false, nil
+	}
+	header := []string{"clock"}
+	for _, m := range modes {
+		header = append(header, m)
+	}
+	var pairs []Pair
+	for _, p := range wc.pairs {
+		if slices.Contains(modes, p.Design) && slices.Contains(modes, p.Against) {
+			pairs = append(pairs, p)
+			header = append(header, p.Design+" − "+p.Against)
+		}
+	}
+	t = table{header: header}
+	for _, pt := range clockParts {
+		row := []string{pt.name}
+		for _, m := range modes {
+			s, err := medianOf(withClock(wc.runs[m], pt), clockOf(pt))
+			if err != nil {
+				return table{}, false, err
+			}
+			row = append(row, fmtCI(s, pt.unit.Format))
+		}
+		for _, p := range pairs {
+			e, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], clockOf(pt))
+			if err != nil {
+				return table{}, false, err
+			}
+			if !ok {
+				row = append(row, "—")
+				continue
+			}
+			row = append(row, fmtDifference(e, pt.unit))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, true, nil
+}
