@@ -268,3 +268,26 @@ func TestWaitBuckets(t *testing.T) {
 	assert.Zero(t, Waits{}.Mean())
 	assert.Zero(t, SerialStats{}.MeanBatch())
 }
+
+// TestSerialStatsSubClocks: a window's stats hold the waits and batches
+// recorded in it, not before.
+func TestSerialStatsSubClocks(t *testing.T) {
+	m := newSerialMeter(1, Config{MeasureSerial: true, SerialSampleEvery: 1})
+	m.waited(0, 1000+m.overhead)
+	m.batch(3)
+	s0 := m.stats()
+	m.waited(0, 5000+m.overhead)
+	m.batch(5)
+	m.batch(7)
+	m.batch(0) // no batch
+	w := m.stats().Sub(s0)
+	assert.Equal(t, uint64(1), w.Wait.Count())
+	assert.Equal(t, 5000*time.Nanosecond, w.Wait.Mean())
+	assert.Equal(t, int64(2), w.Batches)
+	assert.Equal(t, int64(12), w.BatchCommands)
+	assert.InDelta(t, 6.0, w.MeanBatch(), 1e-9)
+	assert.Equal(t, uint64(1), s0.Wait.Count(), "Sub leaves its operands alone")
+	var none *serialMeter
+	none.batch(4) // no meter: nothing, and no panic
+	none.took(nil)
+}
