@@ -33,7 +33,58 @@ func (b *Bank) Apply(cmd workload.BankCmd) (workload.BankResult, error) {
 		}
 		return workload.BankResult{}, b.doReset(cmd.Config)
 	default:
+		b.mu.Lock()
+		if b.cur.tx != nil || b.cur.err != nil {
+			defer b.mu.Unlock()
+			return b.readInGroup(cmd)
+		}
+		b.mu.Unlock()
 		return b.read(cmd)
+	}
+}
+
+// readInGroup answers a read inside the open transaction, with mu held.
+// A design that commits a group (inputQ-batch, combining) answers every
+// command of the group after its Commit, so the read sees the group's own
+// transfers, as their order says it must, and is failed with them if the
+// group is; and it needs no second connection: with a pool of one, a read
+// outside the transaction would wait for the connection the transaction
+// holds until a Commit that only comes after the read. The cache is left
+// alone: it holds committed balances only.
+func (b *Bank) readInGroup(cmd workload.BankCmd) (workload.BankResult, error) {
+	if b.cur.err != nil {
+		return workload.BankResult{}, b.cur.err
+	}
+	switch cmd.Op {
+	case workload.BankBalance:
+		if !b.exists(cmd.From) {
+			return workload.BankResult{}, workload.ErrNoAccount
+		}
+		bal, _, err := balanceIn(b.ctx, b.cur.tx, cmd.From)
+		if err != nil {
+			return workload.BankResult{}, err
+		}
+		return workload.BankResult{Balance: bal}, nil
+	case workload.BankHistory:
+		if cmd.Limit > workload.MaxHistoryLimit {
+			return workload.BankResult{}, workload.ErrHistoryLimit
+		}
+		if !b.exists(cmd.From) {
+			return workload.BankResult{}, workload.ErrNoAccount
+		}
+		limit := int(cmd.Limit)
+		if limit == 0 {
+			limit = workload.DefaultHistoryLimit
+		}
+		h, _, err := historyIn(b.ctx, b.cur.tx, cmd.From)
+		if err != nil {
+			return workload.BankResult{}, err
+		}
+		return workload.BankResult{History: h[:min(limit, workload.HistoryKept, len(h))]}, nil
+	case workload.BankSummary:
+		return summaryIn(b.ctx, b.cur.tx)
+	default:
+		return workload.BankResult{}, workload.ErrUnknownOp
 	}
 }
 

@@ -3,10 +3,12 @@ package dbbank
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,9 +24,12 @@ const (
 
 // open is a bank of testAccounts accounts of testBalance each in a fresh
 // database, with the cache or without.
-func open(t testing.TB, cached bool) *Bank {
+func open(t testing.TB, cached bool) *Bank { t.Helper(); return openPool(t, cached, 0) }
+
+// openPool is open with a pool of that many connections (0: the default).
+func openPool(t testing.TB, cached bool, pool int) *Bank {
 	t.Helper()
-	cfg := Config{DSN: newDSN(t), Bank: workload.BankConfig{Accounts: testAccounts, InitialBalance: testBalance}}
+	cfg := Config{DSN: newDSN(t), Pool: pool, Bank: workload.BankConfig{Accounts: testAccounts, InitialBalance: testBalance}}
 	if cached {
 		cfg.RedisAddr = testRedis.Addr
 	}
@@ -69,18 +74,29 @@ func TestDesigns(t *testing.T) {
 
 // TestMoneyConserved: concurrent transfers (and reads) through every design
 // that serves the bank leave the database's total as it was, no balance
-// negative, and one row per acknowledged transfer.
+// negative, and one row per acknowledged transfer — also with a pool of one
+// connection, where a design that commits a group must answer its reads
+// inside the group's transaction (a read that waited for a second
+// connection would wait for ever: the deadline turns that into a failure).
 func TestMoneyConserved(t *testing.T) {
 	for _, d := range designs(t) {
-		for _, cached := range []bool{false, true} {
+		for _, v := range []struct {
+			cached bool
+			pool   int
+		}{{false, 0}, {true, 0}, {false, 1}} {
 			name := d.Name
-			if cached {
+			if v.cached {
 				name += "/cache"
 			}
+			if v.pool > 0 {
+				name += fmt.Sprintf("/pool%d", v.pool)
+			}
 			t.Run(name, func(t *testing.T) {
-				b := open(t, cached)
+				b := openPool(t, v.cached, v.pool)
 				s, err := store.Wrap[workload.BankCmd, workload.BankResult](d, b, store.Config{})
 				require.NoError(t, err)
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
 				var acked atomic.Uint64
 				var wg sync.WaitGroup
 				for c := range 4 {
@@ -88,7 +104,7 @@ func TestMoneyConserved(t *testing.T) {
 						rng := rand.New(rand.NewPCG(uint64(c), 1))
 						for range 25 {
 							from, to := 1+rng.Uint32N(testAccounts), 1+rng.Uint32N(testAccounts)
-							_, err := s.Do(t.Context(), workload.BankCmd{Op: workload.BankTransfer, From: from, To: to, Amount: 1 + rng.Int64N(300)})
+							_, err := s.Do(ctx, workload.BankCmd{Op: workload.BankTransfer, From: from, To: to, Amount: 1 + rng.Int64N(300)})
 							switch {
 							case err == nil:
 								acked.Add(1)
@@ -96,7 +112,9 @@ func TestMoneyConserved(t *testing.T) {
 							default:
 								t.Errorf("transfer: %v", err)
 							}
-							_, err = s.Do(t.Context(), workload.BankCmd{Op: workload.BankBalance, From: from})
+							_, err = s.Do(ctx, workload.BankCmd{Op: workload.BankBalance, From: from})
+							assert.NoError(t, err)
+							_, err = s.Do(ctx, workload.BankCmd{Op: workload.BankHistory, From: to})
 							assert.NoError(t, err)
 						}
 					})

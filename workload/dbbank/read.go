@@ -1,6 +1,7 @@
 package dbbank
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 
@@ -45,14 +46,9 @@ func (b *Bank) balance(id uint32) (workload.BankResult, error) {
 			return workload.BankResult{Balance: bal}, nil
 		}
 	}
-	var bal int64
-	var version uint64
-	err := b.db.QueryRowContext(b.ctx, "SELECT balance, version FROM accounts WHERE id = ?", id).Scan(&bal, &version)
-	if errors.Is(err, sql.ErrNoRows) {
-		return workload.BankResult{}, workload.ErrNoAccount
-	}
+	bal, version, err := balanceIn(b.ctx, b.db, id)
 	if err != nil {
-		return workload.BankResult{}, unavailable(err)
+		return workload.BankResult{}, err
 	}
 	if b.cache != nil {
 		b.cache.fillBalance(b.ctx, k, version, bal)
@@ -84,6 +80,26 @@ func (b *Bank) history(id uint32, n int) (workload.BankResult, error) {
 	return workload.BankResult{History: h[:min(n, len(h))]}, nil
 }
 
+// querier is what a read needs: the database, or a transaction open on it.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// balanceIn reads id's balance and version through q.
+func balanceIn(ctx context.Context, q querier, id uint32) (int64, uint64, error) {
+	var bal int64
+	var version uint64
+	err := q.QueryRowContext(ctx, "SELECT balance, version FROM accounts WHERE id = ?", id).Scan(&bal, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, workload.ErrNoAccount
+	}
+	if err != nil {
+		return 0, 0, unavailable(err)
+	}
+	return bal, version, nil
+}
+
 // historyFromDB reads id's version and its HistoryKept newest transfers,
 // newest first, in one read-only transaction (one snapshot).
 func (b *Bank) historyFromDB(id uint32) ([]workload.Transfer, uint64, error) {
@@ -92,15 +108,21 @@ func (b *Bank) historyFromDB(id uint32) ([]workload.Transfer, uint64, error) {
 		return nil, 0, unavailable(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	return historyIn(b.ctx, tx, id)
+}
+
+// historyIn reads id's version and its HistoryKept newest transfers, newest
+// first, through q, which should be one snapshot.
+func historyIn(ctx context.Context, q querier, id uint32) ([]workload.Transfer, uint64, error) {
 	var version uint64
-	err = tx.QueryRowContext(b.ctx, "SELECT version FROM accounts WHERE id = ?", id).Scan(&version)
+	err := q.QueryRowContext(ctx, "SELECT version FROM accounts WHERE id = ?", id).Scan(&version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, workload.ErrNoAccount
 	}
 	if err != nil {
 		return nil, 0, unavailable(err)
 	}
-	rows, err := tx.QueryContext(b.ctx, `SELECT seq, from_id, to_id, amount FROM (
+	rows, err := q.QueryContext(ctx, `SELECT seq, from_id, to_id, amount FROM (
 		(SELECT seq, from_id, to_id, amount FROM transfers WHERE from_id = ? ORDER BY seq DESC LIMIT ?)
 		UNION ALL
 		(SELECT seq, from_id, to_id, amount FROM transfers WHERE to_id = ? ORDER BY seq DESC LIMIT ?)
@@ -133,12 +155,17 @@ func (b *Bank) summary() (workload.BankResult, error) {
 		return workload.BankResult{}, unavailable(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	return summaryIn(b.ctx, tx)
+}
+
+// summaryIn reads the summary through q, which should be one snapshot.
+func summaryIn(ctx context.Context, q querier) (workload.BankResult, error) {
 	var r workload.BankResult
-	if err := tx.QueryRowContext(b.ctx, "SELECT COUNT(*), COALESCE(SUM(balance), 0), COALESCE(MIN(balance), 0) FROM accounts").
+	if err := q.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(balance), 0), COALESCE(MIN(balance), 0) FROM accounts").
 		Scan(&r.Accounts, &r.Total, &r.MinBalance); err != nil {
 		return workload.BankResult{}, unavailable(err)
 	}
-	if err := tx.QueryRowContext(b.ctx, "SELECT COALESCE(MAX(seq), 0) FROM transfers").Scan(&r.Seq); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM transfers").Scan(&r.Seq); err != nil {
 		return workload.BankResult{}, unavailable(err)
 	}
 	return r, nil

@@ -39,6 +39,11 @@ type Run struct {
 	DriverProc ProcUsage        `json:"driver_proc"`           // over the measured driver process's life
 	SharedCPUs bool             `json:"shared_cpus,omitempty"` // the driver ran on the server's CPUs (-share-cpus)
 	ServerProc ProcUsage        `json:"server_proc"`           // over the same window, from /proc
+	// BackendProc is the CPU of the server's child processes over the same
+	// window — the private database or cache it started, on its CPUs — or
+	// zero where it started none. It is the lab's own CPU to the validity
+	// gate; the server's CPU per call leaves it out.
+	BackendProc ProcUsage `json:"backend_proc,omitzero"`
 	// ServerSet and DriverSet are the two CPU sets' time over the same
 	// window, from /proc/stat: what else ran on them, and steal.
 	ServerSet   SetUsage        `json:"server_cpu_set"`
@@ -177,7 +182,7 @@ func (r *Run) labCPUOn(set SetUsage) float64 {
 		return false
 	}
 	var s float64
-	for _, p := range []ProcUsage{r.ServerProc, r.DriverProc} {
+	for _, p := range []ProcUsage{r.ServerProc, r.DriverProc, r.BackendProc} {
 		if on(p) {
 			s += p.CPUSeconds
 		}

@@ -195,8 +195,26 @@ func heldOutWhy(c modelCell, fit []modelCell) string {
 }
 
 // modelTolerance is the error the model is allowed: it is off at a point
-// where its error's whole interval lies beyond ±5%.
+// where its error's whole interval lies beyond ±5%, within where the whole
+// interval lies inside, and unsettled elsewhere.
 const modelTolerance = 0.05
+
+// modelVerdict judges one held-out point by its error's interval: "off by"
+// where the whole interval lies beyond the tolerance, "within" where it lies
+// inside, and "unsettled" where the blocks do not say (the interval spans a
+// bound, or one block gave no interval at all) — so that a point too few
+// clean blocks measured is never counted as a success.
+func modelVerdict(e paired.Effect) string {
+	switch {
+	case e.N < 2:
+		return "unsettled (one block)"
+	case e.Lo > 1+modelTolerance || e.Hi < 1-modelTolerance:
+		return "off by " + paired.Pct(e.GeoMean-1)
+	case e.Lo >= 1-modelTolerance && e.Hi <= 1+modelTolerance:
+		return "within"
+	}
+	return "unsettled"
+}
 
 // fmtEffect prints a paired effect as a signed percentage with its
 // interval.
@@ -247,7 +265,8 @@ func (rep *Report) modelBlocks() []block {
 			table{header: []string{"design", "blocks", "D_cpu(work)", "D_serial(work)", "time outside the server (Z)"}, rows: fitRows},
 			para("Held out: every other point of the plan. Each block's model predicts that block's run; the error is "+
 				"predicted / measured − 1 over the blocks (geometric mean, 95% t interval on the log ratios). *off* marks an "+
-				"error whose whole interval lies beyond ±5%: there the model failed, by that much."),
+				"error whose whole interval lies beyond ±5%: there the model failed, by that much; *within*, one whose whole interval lies inside ±5%; "+
+				"*unsettled*, a point its clean blocks did not decide (an interval across ±5%, or a single block)."),
 			table{header: []string{"design", "held out", "point", "predicted calls/s", "measured calls/s", "error", "model"}, rows: heldRows})
 		out = append(out, rep.crossoverBlocks(f, models, blocks)...)
 	}
@@ -313,9 +332,6 @@ func heldRow(mode string, c modelCell, fit []modelCell, ms map[int]mva.Model) []
 		return row
 	}
 	row[5] = fmtEffect(e)
-	row[6] = "within"
-	if e.N > 1 && (e.Lo > 1+modelTolerance || e.Hi < 1-modelTolerance) {
-		row[6] = "off by " + paired.Pct(e.GeoMean-1)
-	}
+	row[6] = modelVerdict(e)
 	return row
 }

@@ -102,7 +102,13 @@ func TestModelOfKnownDesigns(t *testing.T) {
 		rows := heldRows(md, mode)
 		require.Len(t, rows, 8, "%s: three work levels at 1 CPU, five at 2 CPUs", mode)
 		for point, verdict := range rows {
-			assert.Equal(t, "within", verdict, "%s at %s", mode, point)
+			// Never off; at the fitted CPU count within. At 2 CPUs the
+			// fitted time outside the server leaves some points wider
+			// than ±5%: unsettled, which is what the blocks say.
+			assert.False(t, strings.HasPrefix(verdict, "off"), "%s at %s: %q", mode, point, verdict)
+			if strings.Contains(point, "1 CPU,") {
+				assert.Equal(t, "within", verdict, "%s at %s", mode, point)
+			}
 		}
 	}
 	// The fitted lines are the known ones.
@@ -136,8 +142,8 @@ func TestModelOfKnownDesigns(t *testing.T) {
 			assert.Equal(t, "within", verdict, "mutex at %s", point)
 		}
 	}
-	for _, verdict := range heldRows(md, "inputQ") {
-		assert.Equal(t, "within", verdict)
+	for point, verdict := range heldRows(md, "inputQ") {
+		assert.False(t, strings.HasPrefix(verdict, "off"), "inputQ at %s: %q", point, verdict)
 	}
 }
 
@@ -159,4 +165,25 @@ func TestMeasuredCrossover(t *testing.T) {
 	lo, _, hi, ok = measuredCrossover([]ladderStep{step(0, 1.1, 1.2, 1.3), step(10, 0.7, 0.8, 0.9)})
 	require.True(t, ok, "falling behind is a change of sign too")
 	assert.Equal(t, []float64{0, 10}, []float64{lo, hi})
+}
+
+// TestModelVerdict: a held-out point is a success only where its clean
+// blocks put the whole interval inside the tolerance; an interval across a
+// bound, or a single block, leaves it unsettled, and an interval wholly
+// beyond it is a failure.
+func TestModelVerdict(t *testing.T) {
+	for _, c := range []struct {
+		e    paired.Effect
+		want string
+	}{
+		{paired.Effect{N: 5, GeoMean: 1.01, Lo: 0.98, Hi: 1.04}, "within"},
+		{paired.Effect{N: 5, GeoMean: 1.52, Lo: 1.47, Hi: 1.58}, "off by +52%"},
+		{paired.Effect{N: 5, GeoMean: 0.80, Lo: 0.70, Hi: 0.90}, "off by −20%"},
+		{paired.Effect{N: 2, GeoMean: 1.26, Lo: 0.06, Hi: 27.9}, "unsettled"},
+		{paired.Effect{N: 5, GeoMean: 1.03, Lo: 0.97, Hi: 1.09}, "unsettled"},
+		{paired.Effect{N: 1, GeoMean: 0.80, Lo: 0.80, Hi: 0.80}, "unsettled (one block)"},
+		{paired.Effect{N: 1, GeoMean: 1.00, Lo: 1.00, Hi: 1.00}, "unsettled (one block)"},
+	} {
+		assert.Equal(t, c.want, modelVerdict(c.e), "%+v", c.e)
+	}
 }

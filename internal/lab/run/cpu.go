@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/locklab/locklab/internal/lab/plan"
 )
 
@@ -179,4 +181,36 @@ func parseProcStat(line string) (float64, error) {
 		return 0, fmt.Errorf("/proc stat %q: utime %q, stime %q", line, f[11], f[12])
 	}
 	return float64(ut+st) / clockTicks, nil
+}
+
+// descendantsCPUSeconds is the CPU time so far of every process descended
+// from pid, pid itself left out: a private database or cache the server
+// started (-backend mysql without -db-dsn) works for the server, on its
+// CPUs, and is the lab's own CPU there, not something else's. Processes
+// that cannot be read (gone between the listing and the read) count 0.
+func descendantsCPUSeconds(fs procfs.FS, pid int) float64 {
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return 0
+	}
+	parent := make(map[int]int, len(procs))
+	cpu := make(map[int]float64, len(procs))
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err != nil {
+			continue
+		}
+		parent[p.PID] = st.PPID
+		cpu[p.PID] = float64(st.UTime+st.STime) / clockTicks
+	}
+	var sum float64
+	for p, c := range cpu {
+		for a, hops := parent[p], 0; a > 1 && hops < 64; a, hops = parent[a], hops+1 {
+			if a == pid {
+				sum += c
+				break
+			}
+		}
+	}
+	return sum
 }

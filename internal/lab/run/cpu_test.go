@@ -2,9 +2,11 @@ package run
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -53,4 +55,20 @@ func TestWindowUsage(t *testing.T) {
 	assert.InDelta(t, 3, server.WallSeconds, 1e-9, "a window longer than the samples is all of them")
 	server, _ = windowUsage(samples[:1], 2)
 	assert.Equal(t, record.ProcUsage{}, server)
+}
+
+// TestDescendantsCPU: a child process that burns CPU (a shell's busy loop,
+// as a private database would) is counted under its parent, the test
+// process; the control, the same count under the child itself, which has
+// no descendants, stays zero.
+func TestDescendantsCPU(t *testing.T) {
+	fs, err := procfs.NewDefaultFS()
+	require.NoError(t, err)
+	base := descendantsCPUSeconds(fs, os.Getpid())
+	child := exec.Command("sh", "-c", "while :; do :; done")
+	require.NoError(t, child.Start())
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	require.Eventually(t, func() bool { return descendantsCPUSeconds(fs, os.Getpid())-base >= 0.05 },
+		30*time.Second, 10*time.Millisecond, "the child's CPU under its parent")
+	assert.Zero(t, descendantsCPUSeconds(fs, child.Process.Pid), "the child has no descendants")
 }

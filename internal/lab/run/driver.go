@@ -90,9 +90,12 @@ type Job struct {
 // driverRun is what the runner records of one driver process: its exit
 // code, and both processes' CPU use over the driver's measured window.
 type driverRun struct {
-	ExitCode  int
-	Driver    record.ProcUsage
-	Server    record.ProcUsage
+	ExitCode int
+	Driver   record.ProcUsage
+	Server   record.ProcUsage
+	// Backend is the CPU of the server's child processes (a private
+	// database or cache it started) over the same window: the lab's own.
+	Backend   record.ProcUsage
 	DriverSet record.SetUsage
 	ServerSet record.SetUsage
 }
@@ -146,6 +149,7 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 		}
 		s := cpuSample{t: time.Now(), server: srv, driver: driverCPU}
 		if fsErr == nil {
+			s.backend = descendantsCPUSeconds(procFS, serverPID)
 			if c, err := cpuset.Read(procFS); err == nil {
 				s.sets, s.serverSet, s.driverSet = true, c.Set(job.Place.Server), c.Set(job.Place.Driver)
 			}
@@ -183,7 +187,13 @@ loop:
 	}
 	run.Server, run.Driver = windowUsage(samples, res.DurationS)
 	run.ServerSet, run.DriverSet = windowSets(samples, res.DurationS)
+	run.Backend = windowBackend(samples, res.DurationS)
 	run.Server.CPUs, run.Driver.CPUs = job.Place.Server, job.Place.Driver
+	if run.Backend.CPUSeconds > 0 {
+		run.Backend.CPUs = job.Place.Server // a child inherits the server's affinity
+	} else {
+		run.Backend = record.ProcUsage{}
+	}
 	// The server was started on the same placement (processes.startServer).
 	run.Server.GOMAXPROCS, run.Driver.GOMAXPROCS = cfg.gomaxprocs(job.Place.Server), maxProcs
 	return res, run, nil
@@ -194,6 +204,7 @@ loop:
 type cpuSample struct {
 	t                    time.Time
 	server, driver       float64
+	backend              float64 // the server's child processes
 	sets                 bool
 	serverSet, driverSet record.SetUsage
 }
@@ -241,6 +252,21 @@ func windowUsage(samples []cpuSample, window float64) (server, driver record.Pro
 	wall := last.t.Sub(start.t).Seconds()
 	return record.ProcUsage{CPUSeconds: last.server - start.server, WallSeconds: wall},
 		record.ProcUsage{CPUSeconds: last.driver - start.driver, WallSeconds: wall}
+}
+
+// windowBackend is the server's child processes' CPU over the same window
+// as windowUsage.
+func windowBackend(samples []cpuSample, window float64) record.ProcUsage {
+	i, f, ok := windowStart(samples, window)
+	if !ok {
+		return record.ProcUsage{}
+	}
+	start, last := samples[0], samples[len(samples)-1]
+	if i > 0 {
+		a, b := samples[i-1], samples[i]
+		start = cpuSample{t: a.t.Add(time.Duration(f * float64(b.t.Sub(a.t)))), backend: a.backend + f*(b.backend-a.backend)}
+	}
+	return record.ProcUsage{CPUSeconds: max(last.backend-start.backend, 0), WallSeconds: last.t.Sub(start.t).Seconds()}
 }
 
 // windowSets is the two CPU sets' time over the same window as
