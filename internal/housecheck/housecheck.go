@@ -64,6 +64,16 @@ var Exceptions = []Exception{
 		Why:     "the runtimes study's self-contained report: twice a study's charts and data, one page that opens offline",
 	},
 	{
+		Pattern: "docs/results/crossover/report.html",
+		Max:     3 << 19,
+		Why:     "the crossover study's self-contained report: every design at five work levels and two CPU counts, each group with its charts, and the model's fits and predictions",
+	},
+	{
+		Pattern: "docs/results/capacity/capacity.json",
+		Max:     512 << 10,
+		Why:     "every point of the capacity search — each design at each ladder rate and refinement in each of the blocks, and every overload run — with its figures, for tools to read",
+	},
+	{
 		Pattern: "docs/results/**/report.html",
 		Max:     1 << 20,
 		Why:     "a study's self-contained report: inline SVG charts, with the data they draw, in one page that opens offline",
