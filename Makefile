@@ -308,16 +308,17 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 
 # --- tests ---------------------------------------------------------------------
 
-# make test in three stages. The house check first, so that it fails before
-# anything is built. Then the tools: Debian's packages in one apt-get (debs)
-# and the module's own dependencies (modules) download while k6, ghz and
-# protoc's Go plugins build from source, the downloads beside the compiling.
-# Then the checks in order; go test's own vet pass is left out (-vet=off)
-# because `make vet` has just run every analyzer over the same packages and
-# their tests.
+# make test in two stages. First the house check and the tools side by side:
+# Debian's packages in one apt-get (debs) and the module's own dependencies
+# (modules) download while k6, ghz and protoc's Go plugins build from source
+# and the house check compiles and runs, so that the CPUs work while the
+# network does (a failed house check still stops make test before the
+# checks). Then the checks in order; go test's own vet pass is left out
+# (-vet=off) because `make vet` has just run every analyzer over the same
+# packages and their tests.
 .PHONY: test
-test: house ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
-	@$(MAKE) --no-print-directory -j4 debs modules $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go
+test: ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
+	@$(MAKE) --no-print-directory -j5 house debs modules $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go
 	@$(MAKE) --no-print-directory proto-check vet unit e2e browser-test GOTESTVET=-vet=off
 	@echo "make test: all checks passed"
 
@@ -343,8 +344,8 @@ debs: ## install Debian's protoc, h2load, Chromium, MariaDB and Redis, those mis
 # The repository's own rules for what it tracks, stated once in
 # internal/housecheck: an executable is a script (#!), no file is over the
 # size limit but those its exceptions name, with their reasons, and
-# .gitignore ignores every build output. `make unit` runs it too; here it
-# fails first, before any tool is built.
+# .gitignore ignores every build output. `make unit` runs it too; make test
+# runs it first, beside the tools' downloads and builds.
 .PHONY: house
 house: ## tracked files: executables are scripts, none over the size limit (internal/housecheck), build outputs ignored
 	$(GO) test -count=1 ./internal/housecheck
