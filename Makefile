@@ -40,6 +40,10 @@ proto-check: proto ## fail if the checked-in generated code is stale
 
 # k6 is built from source at the version pinned in tools/go.mod (no prebuilt
 # downloads); it is rebuilt only when tools/go.mod or tools/go.sum change.
+# tools/go.mod requires the modules k6 shares with the server (grpc, x/net,
+# protobuf, the Prometheus client, go-redis, …) at go.mod's versions, so
+# that make test compiles each shared package once for both
+# (internal/housecheck's TestToolsShareVersions keeps them so).
 $(BIN)/k6: $(TOOLS)/go.mod $(TOOLS)/go.sum
 	@mkdir -p $(BIN)
 	cd $(TOOLS) && $(GO) build -o $(BIN)/k6 go.k6.io/k6

@@ -9,6 +9,9 @@
 //   - A file is at most Limit bytes, unless an Exception names it, with its
 //     reason and a larger bound of its own.
 //
+// A third rule holds for the two go.mod files that build the lab and its
+// tools (SharedVersions): a module both require, at one version.
+//
 // Limit and Exceptions are the one statement of the size rule; the
 // Makefile and the documents point here rather than repeat the figure.
 // `make test` runs the check (TestRepository, through `make house` and
