@@ -7,10 +7,11 @@
 # --execution-segment processes, and stops the server, which must exit 0. Any failed check, unexpected error or violated invariant
 # fails it. Logs and JSON summaries stay in k6/out/e2e/ (git-ignored).
 #
-# The modes run E2E_JOBS at a time (default 3), each with its own server,
+# The modes run E2E_JOBS at a time (default 6), each with its own server,
 # port and files, needing nothing of each other: a smoke lasts a fixed time
-# whatever CPU it gets, so three modes side by side take little more than
-# one (each makes fewer calls in its windows; every check is the same).
+# whatever CPU it gets, so six modes side by side take little more than one
+# (each makes fewer calls in its windows; every check is the same), and the
+# ten modes take two rounds of smokes, not four.
 # Each mode's lines are printed together when it ends.
 #
 # ghz (the bank seed's tool) runs the counter and the bank's transfers in
@@ -22,7 +23,7 @@
 # SEEDS (bin/seeds, cmd/seeds, built here),
 # E2E_MODES (default: every mode `locklab -list-modes` lists),
 # E2E_SECONDS (length of each smoke, default 2), E2E_JOBS (modes at once,
-# default 3; 1 with E2E_AGREE, which measures), E2E_AGREE (a fraction, e.g.
+# default 6; 1 with E2E_AGREE, which measures), E2E_AGREE (a fraction, e.g.
 # 0.15: also check that k6, the Go driver and ghz agree on calls/s and p50
 # within it, in the open model at E2E_AGREE_RATE calls/s (1000) for
 # E2E_AGREE_SECONDS (5); `make agree`).
@@ -74,7 +75,7 @@ if [[ -n ${E2E_MODES:-} ]]; then
 fi
 # served WORKLOAD [MODE]: does the mode (default: the current one) serve it?
 served() { [[ ${serves[${2:-$mode}]} == *" $1 "* ]]; }
-jobs=${E2E_JOBS:-3}
+jobs=${E2E_JOBS:-6}
 [[ -z ${E2E_AGREE:-} ]] || jobs=1
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "E2E_JOBS=$jobs: want a count of modes to run at once, 1 or more"
 log "modes: ${modes[*]} ($jobs at once)"
