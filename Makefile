@@ -351,7 +351,7 @@ debs: ## install Debian's protoc, h2load, Chromium, MariaDB and Redis, those mis
 # .gitignore ignores every build output. `make unit` runs it too; make test
 # runs it first, beside the tools' downloads and builds.
 .PHONY: house
-house: ## tracked files: executables are scripts, none over the size limit (internal/housecheck), build outputs ignored
+house: ## tracked files: executables are scripts, none over the size limit (internal/housecheck), build outputs ignored; tools/go.mod shares go.mod's versions
 	$(GO) test -count=1 ./internal/housecheck
 
 .PHONY: vet
