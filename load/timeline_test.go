@@ -42,7 +42,9 @@ func TestTimelineShowsAStallAndItsEnd(t *testing.T) {
 	last := s.Timeline[len(s.Timeline)-1]
 	assert.Less(t, last.P99Ms, 150.0, "the last interval is past it")
 	require.NotNil(t, s.LatencyOKMs)
-	assert.Greater(t, s.LatencyOKMs.Max, 250.0, "every call was OK: the OK latency holds the stall too")
+	// Half the stall at least: the stall may begin in the warm-up, whose
+	// calls are not counted, when the machine is slow to start the run.
+	assert.Greater(t, s.LatencyOKMs.Max, float64(stall.Milliseconds())/2, "every call was OK: the OK latency holds the stall too")
 
 	cfg.Timeline = 0
 	s, err = load.Run(t.Context(), cfg)
