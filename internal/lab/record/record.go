@@ -44,6 +44,9 @@ type Run struct {
 	// zero where it started none. It is the lab's own CPU to the validity
 	// gate; the server's CPU per call leaves it out.
 	BackendProc ProcUsage `json:"backend_proc,omitzero"`
+	// RunnerProc is the runner's own CPU over the same window (unpinned):
+	// the lab's too, counted on every set it could have run on.
+	RunnerProc ProcUsage `json:"runner_proc,omitzero"`
 	// ServerSet and DriverSet are the two CPU sets' time over the same
 	// window, from /proc/stat: what else ran on them, and steal.
 	ServerSet   SetUsage        `json:"server_cpu_set"`
@@ -91,9 +94,13 @@ func (r *Run) StoreBacked() bool {
 // Derived are the per-run figures computed from the raw data; Load
 // recomputes them, so the report never trusts a stored copy.
 type Derived struct {
-	CallsPerSec        float64 `json:"calls_per_sec"`
-	ServerCores        float64 `json:"server_cores"`
-	ServerUtil         float64 `json:"server_util"` // of its own CPUs
+	CallsPerSec float64 `json:"calls_per_sec"`
+	ServerCores float64 `json:"server_cores"`
+	ServerUtil  float64 `json:"server_util"` // of its own CPUs
+	// BackendUtil is the share of the server's CPUs that the processes it
+	// started (a private database or cache) used; 0 where it started none.
+	// The server side — the server and its database — is judged by the sum.
+	BackendUtil        float64 `json:"backend_util,omitempty"`
 	DriverCores        float64 `json:"driver_cores"`
 	DriverUtil         float64 `json:"driver_util"`
 	ServerCPUPerCallUs float64 `json:"server_cpu_us_per_call"`
@@ -156,7 +163,8 @@ func Derive(r *Run) (Derived, error) {
 	if n := st.GetRequests(); n > 0 {
 		d.ServerCPUPerCallUs = st.GetCpuSeconds() / float64(n) * 1e6
 	}
-	d.Class = Classify(d.ServerUtil, d.DriverUtil)
+	d.BackendUtil = r.BackendProc.Util(d.CPUs)
+	d.Class = Classify(d.ServerUtil+d.BackendUtil, d.DriverUtil)
 	d.ServerSetBusy, d.DriverSetBusy = r.ServerSet.Busy(), r.DriverSet.Busy()
 	d.Steal = max(r.ServerSet.StealShare(), r.DriverSet.StealShare())
 	d.HighSteal = d.Steal >= NotableSteal
@@ -182,7 +190,7 @@ func (r *Run) labCPUOn(set SetUsage) float64 {
 		return false
 	}
 	var s float64
-	for _, p := range []ProcUsage{r.ServerProc, r.DriverProc, r.BackendProc} {
+	for _, p := range []ProcUsage{r.ServerProc, r.DriverProc, r.BackendProc, r.RunnerProc} {
 		if on(p) {
 			s += p.CPUSeconds
 		}
@@ -200,6 +208,9 @@ func (r *Run) Limit() string {
 	d := r.Derived
 	switch d.Class {
 	case ClassServerBound:
+		if d.BackendUtil > 0 {
+			return fmt.Sprintf("the server's CPUs: the server %.0f%%, the database it started %.0f%%", 100*d.ServerUtil, 100*d.BackendUtil)
+		}
 		return "the server's CPU"
 	case ClassLoadBound:
 		return "the driver's CPU"

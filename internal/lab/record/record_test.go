@@ -61,6 +61,20 @@ func TestDerive(t *testing.T) {
 	r.DriverProc.CPUSeconds = 9
 	assert.Equal(t, ClassLoadBound, mustDerive(t, r).Class, "the driver used nearly all of its CPU")
 
+	// A server over the database it started: the two together set the
+	// pace; the server's CPU per call stays its own. The control: the
+	// same server without its database's record is not server-bound.
+	r.DriverProc.CPUSeconds = 3
+	r.ServerProc.CPUSeconds = 5
+	require.Equal(t, ClassNeither, mustDerive(t, r).Class, "control: the server alone half busy")
+	r.BackendProc = ProcUsage{CPUs: []int{0}, CPUSeconds: 4.5, WallSeconds: 10}
+	r.Derived = mustDerive(t, r)
+	assert.InDelta(t, 0.45, r.Derived.BackendUtil, 1e-9)
+	assert.Equal(t, ClassServerBound, r.Derived.Class)
+	assert.InDelta(t, 160.0, r.Derived.ServerCPUPerCallUs, 1e-9)
+	assert.Equal(t, "the server's CPUs: the server 50%, the database it started 45%", r.Limit())
+	r.BackendProc, r.ServerProc.CPUSeconds = ProcUsage{}, 9.5
+
 	// Unpinned on 2 CPUs: the driver's share is of what the server left it.
 	r.ServerProc, r.DriverProc = ProcUsage{CPUSeconds: 8, WallSeconds: 10}, ProcUsage{CPUSeconds: 11, WallSeconds: 10}
 	d, err = Derive(r)
@@ -206,6 +220,10 @@ func TestForeign(t *testing.T) {
 			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.4},
 				DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5}, ServerSet: set(0, 0.9), DriverSet: set(1, 0.5)},
 			server: 0.5, driver: 0},
+		{name: "the runner's own CPU is the lab's, on every set",
+			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.6}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
+				RunnerProc: ProcUsage{CPUSeconds: 0.1}, ServerSet: set(0, 0.75), DriverSet: set(1, 0.65)},
+			server: 0.05, driver: 0.05},
 		{name: "the kernel's ticks a little behind the process's: zero, not negative",
 			r: Run{ServerProc: ProcUsage{CPUs: []int{0}, CPUSeconds: 0.92}, DriverProc: ProcUsage{CPUs: []int{1}, CPUSeconds: 0.5},
 				ServerSet: set(0, 0.9), DriverSet: set(1, 0.5)},

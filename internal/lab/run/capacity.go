@@ -823,7 +823,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *record.O
 }
 
 func fill(r *record.Run, res *summary.Summary, run driverRun) {
-	r.Result, r.DriverExit, r.DriverProc, r.ServerProc, r.BackendProc = res, run.ExitCode, run.Driver, run.Server, run.Backend
+	r.Result, r.DriverExit, r.DriverProc, r.ServerProc, r.BackendProc, r.RunnerProc = res, run.ExitCode, run.Driver, run.Server, run.Backend, run.Runner
 	r.ServerSet, r.DriverSet = run.ServerSet, run.DriverSet
 }
 

@@ -186,31 +186,48 @@ func parseProcStat(line string) (float64, error) {
 // descendantsCPUSeconds is the CPU time so far of every process descended
 // from pid, pid itself left out: a private database or cache the server
 // started (-backend mysql without -db-dsn) works for the server, on its
-// CPUs, and is the lab's own CPU there, not something else's. Processes
-// that cannot be read (gone between the listing and the read) count 0.
+// CPUs, and is the lab's own CPU there, not something else's. It follows
+// the kernel's /proc/PID/task/TID/children lists, a few small reads, so
+// that sampling it often costs the runner next to nothing. Processes that
+// cannot be read (gone between the listing and the read) count 0.
 func descendantsCPUSeconds(fs procfs.FS, pid int) float64 {
-	procs, err := fs.AllProcs()
-	if err != nil {
-		return 0
+	var sum float64
+	seen := map[int]bool{pid: true}
+	queue := childrenOf(pid)
+	for len(queue) > 0 && len(seen) < 4096 {
+		c := queue[0]
+		queue = queue[1:]
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if p, err := fs.Proc(c); err == nil {
+			if st, err := p.Stat(); err == nil {
+				sum += float64(st.UTime+st.STime) / clockTicks
+			}
+		}
+		queue = append(queue, childrenOf(c)...)
 	}
-	parent := make(map[int]int, len(procs))
-	cpu := make(map[int]float64, len(procs))
-	for _, p := range procs {
-		st, err := p.Stat()
+	return sum
+}
+
+// childrenOf lists pid's child processes from every thread's children file.
+func childrenOf(pid int) []int {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
 		if err != nil {
 			continue
 		}
-		parent[p.PID] = st.PPID
-		cpu[p.PID] = float64(st.UTime+st.STime) / clockTicks
-	}
-	var sum float64
-	for p, c := range cpu {
-		for a, hops := parent[p], 0; a > 1 && hops < 64; a, hops = parent[a], hops+1 {
-			if a == pid {
-				sum += c
-				break
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
 			}
 		}
 	}
-	return sum
+	return out
 }

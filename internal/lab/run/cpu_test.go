@@ -3,6 +3,7 @@ package run
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,18 +58,21 @@ func TestWindowUsage(t *testing.T) {
 	assert.Equal(t, record.ProcUsage{}, server)
 }
 
-// TestDescendantsCPU: a child process that burns CPU (a shell's busy loop,
-// as a private database would) is counted under its parent, the test
-// process; the control, the same count under the child itself, which has
-// no descendants, stays zero.
+// TestDescendantsCPU: a grandchild process that burns CPU (a shell's busy
+// loop under a shell, as a private database under the server) is counted
+// under the test process; the control, the same count under the busy loop
+// itself, which has no descendants, stays zero.
 func TestDescendantsCPU(t *testing.T) {
 	fs, err := procfs.NewDefaultFS()
 	require.NoError(t, err)
 	base := descendantsCPUSeconds(fs, os.Getpid())
-	child := exec.Command("sh", "-c", "while :; do :; done")
+	child := exec.Command("sh", "-c", "sh -c 'while :; do :; done' & wait")
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, child.Start())
-	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	defer func() { _ = syscall.Kill(-child.Process.Pid, syscall.SIGKILL); _ = child.Wait() }()
 	require.Eventually(t, func() bool { return descendantsCPUSeconds(fs, os.Getpid())-base >= 0.05 },
-		30*time.Second, 10*time.Millisecond, "the child's CPU under its parent")
-	assert.Zero(t, descendantsCPUSeconds(fs, child.Process.Pid), "the child has no descendants")
+		30*time.Second, 10*time.Millisecond, "the grandchild's CPU under the test process")
+	grand := childrenOf(child.Process.Pid)
+	require.Len(t, grand, 1, "the busy loop under the shell")
+	assert.Zero(t, descendantsCPUSeconds(fs, grand[0]), "the busy loop has no descendants")
 }

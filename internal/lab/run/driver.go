@@ -95,7 +95,9 @@ type driverRun struct {
 	Server   record.ProcUsage
 	// Backend is the CPU of the server's child processes (a private
 	// database or cache it started) over the same window: the lab's own.
-	Backend   record.ProcUsage
+	Backend record.ProcUsage
+	// Runner is the runner's own CPU over the same window: the lab's too.
+	Runner    record.ProcUsage
 	DriverSet record.SetUsage
 	ServerSet record.SetUsage
 }
@@ -148,6 +150,9 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 			return
 		}
 		s := cpuSample{t: time.Now(), server: srv, driver: driverCPU}
+		if self, err := procCPUSeconds(os.Getpid()); err == nil {
+			s.runner = self
+		}
 		if fsErr == nil {
 			s.backend = descendantsCPUSeconds(procFS, serverPID)
 			if c, err := cpuset.Read(procFS); err == nil {
@@ -187,7 +192,8 @@ loop:
 	}
 	run.Server, run.Driver = windowUsage(samples, res.DurationS)
 	run.ServerSet, run.DriverSet = windowSets(samples, res.DurationS)
-	run.Backend = windowBackend(samples, res.DurationS)
+	run.Backend = windowOf(samples, res.DurationS, func(s cpuSample) float64 { return s.backend })
+	run.Runner = windowOf(samples, res.DurationS, func(s cpuSample) float64 { return s.runner })
 	run.Server.CPUs, run.Driver.CPUs = job.Place.Server, job.Place.Driver
 	if run.Backend.CPUSeconds > 0 {
 		run.Backend.CPUs = job.Place.Server // a child inherits the server's affinity
@@ -205,6 +211,7 @@ type cpuSample struct {
 	t                    time.Time
 	server, driver       float64
 	backend              float64 // the server's child processes
+	runner               float64 // the runner itself
 	sets                 bool
 	serverSet, driverSet record.SetUsage
 }
@@ -254,19 +261,19 @@ func windowUsage(samples []cpuSample, window float64) (server, driver record.Pro
 		record.ProcUsage{CPUSeconds: last.driver - start.driver, WallSeconds: wall}
 }
 
-// windowBackend is the server's child processes' CPU over the same window
-// as windowUsage.
-func windowBackend(samples []cpuSample, window float64) record.ProcUsage {
+// windowOf is one more process's CPU (get reads it from a sample) over the
+// same window as windowUsage.
+func windowOf(samples []cpuSample, window float64, get func(cpuSample) float64) record.ProcUsage {
 	i, f, ok := windowStart(samples, window)
 	if !ok {
 		return record.ProcUsage{}
 	}
-	start, last := samples[0], samples[len(samples)-1]
+	t0, v0, last := samples[0].t, get(samples[0]), samples[len(samples)-1]
 	if i > 0 {
 		a, b := samples[i-1], samples[i]
-		start = cpuSample{t: a.t.Add(time.Duration(f * float64(b.t.Sub(a.t)))), backend: a.backend + f*(b.backend-a.backend)}
+		t0, v0 = a.t.Add(time.Duration(f*float64(b.t.Sub(a.t)))), get(a)+f*(get(b)-get(a))
 	}
-	return record.ProcUsage{CPUSeconds: max(last.backend-start.backend, 0), WallSeconds: last.t.Sub(start.t).Seconds()}
+	return record.ProcUsage{CPUSeconds: max(get(last)-v0, 0), WallSeconds: last.t.Sub(t0).Seconds()}
 }
 
 // windowSets is the two CPU sets' time over the same window as

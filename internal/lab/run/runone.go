@@ -151,7 +151,7 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	if err != nil {
 		return nil, err
 	}
-	rec.Result, rec.DriverExit, rec.DriverProc, rec.ServerProc, rec.BackendProc = res, run.ExitCode, run.Driver, run.Server, run.Backend
+	rec.Result, rec.DriverExit, rec.DriverProc, rec.ServerProc, rec.BackendProc, rec.RunnerProc = res, run.ExitCode, run.Driver, run.Server, run.Backend, run.Runner
 	rec.ServerSet, rec.DriverSet = run.ServerSet, run.DriverSet
 	rec.SharedCPUs = place.Shared
 	if prof != nil {

@@ -105,9 +105,10 @@ func BankDB(meta record.Meta, runs []*record.Run) (string, error) {
 	b.WriteString(bankTable(runs, BankDBRows(), modes))
 	b.WriteString("\n" + bankCacheTable(runs, modes))
 	b.WriteString("\n" + saturation(runs, modes))
-	b.WriteString("\nMariaDB and Redis are the server's children and run on its CPUs, but their CPU time is not the server's here: " +
-		"a run classed neither had no locklab process saturated, and its pace was set by the database (its CPU beside the server's, " +
-		"its row locks, its commits) or by the calls' round trips.\n")
+	b.WriteString("\nMariaDB and Redis are the server's children and run on its CPUs: a run is server-bound when the server and " +
+		"the database it started used ≥ 90% of those CPUs together (each run's record keeps the two apart, `server_proc` and " +
+		"`backend_proc`); a run classed neither saturated no CPU, and its pace was set by the database's row locks and commits " +
+		"or by the calls' round trips.\n")
 	return b.String(), nil
 }
 

@@ -86,7 +86,7 @@ func mark(r *record.Run, v string) string {
 func saturation(runs []*record.Run, modes []string) string {
 	var b strings.Builder
 	b.WriteString("Was the driver saturated? The runner classes every run from both processes' CPU over its measured window " +
-		"(load-bound: the driver used ≥ 85% of its CPUs; server-bound: the server ≥ 90% and the driver less; † marks load-bound runs' figures):\n\n")
+		"(load-bound: the driver used ≥ 85% of its CPUs; server-bound: the server, with any database it started, ≥ 90% and the driver less; † marks load-bound runs' figures):\n\n")
 	for _, m := range modes {
 		n := map[record.Class]int{}
 		total := 0
