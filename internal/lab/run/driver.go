@@ -246,23 +246,13 @@ func windowStart(samples []cpuSample, window float64) (i int, f float64, ok bool
 // samples (all of them when the window is longer or unknown), the start
 // interpolated between the samples around it.
 func windowUsage(samples []cpuSample, window float64) (server, driver record.ProcUsage) {
-	i, f, ok := windowStart(samples, window)
-	if !ok {
-		return record.ProcUsage{}, record.ProcUsage{}
-	}
-	start, last := samples[0], samples[len(samples)-1]
-	if i > 0 {
-		a, b := samples[i-1], samples[i]
-		start = cpuSample{t: a.t.Add(time.Duration(f * float64(b.t.Sub(a.t)))),
-			server: a.server + f*(b.server-a.server), driver: a.driver + f*(b.driver-a.driver)}
-	}
-	wall := last.t.Sub(start.t).Seconds()
-	return record.ProcUsage{CPUSeconds: last.server - start.server, WallSeconds: wall},
-		record.ProcUsage{CPUSeconds: last.driver - start.driver, WallSeconds: wall}
+	return windowOf(samples, window, func(s cpuSample) float64 { return s.server }),
+		windowOf(samples, window, func(s cpuSample) float64 { return s.driver })
 }
 
-// windowOf is one more process's CPU (get reads it from a sample) over the
-// same window as windowUsage.
+// windowOf is one process's CPU (get reads it from a sample) over the
+// window windowUsage describes; never negative (a child that exits takes
+// its CPU out of a descendants' sum).
 func windowOf(samples []cpuSample, window float64, get func(cpuSample) float64) record.ProcUsage {
 	i, f, ok := windowStart(samples, window)
 	if !ok {
