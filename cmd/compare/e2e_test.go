@@ -72,7 +72,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
 		"-driver", "go,k6,h2load", "-workloads", "counter,bank-B", "-modes", "mutex,inputQ,noop", "-vus", "3", "-h2load-vus", "4",
-		"-duration", "1s", "-warmup", "1s", "-reps", "1", "-seed", "7",
+		"-duration", "1s", "-warmup", "400ms", "-reps", "1", "-seed", "7",
 		// Tests run beside each other: nothing is spoiled here (the
 		// gate's own test is in internal/lab/run).
 		"-max-foreign", "100%",
@@ -145,6 +145,12 @@ func TestCompareEndToEnd(t *testing.T) {
 		for _, f := range []string{".summary.json", "." + r.Driver + ".log", ".warmup.log", ".server.log"} {
 			assert.FileExists(t, filepath.Join(out, "runs", r.ID+f))
 		}
+		// Attribution is off by default: no profile, no metrics endpoint.
+		assert.Nil(t, r.Attribution, r.ID)
+		assert.NoFileExists(t, filepath.Join(out, "runs", r.ID+".cpu.pprof"))
+		log, err := os.ReadFile(filepath.Join(out, "runs", r.ID+".server.log"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(log), "metrics on", "no -metrics-addr: %s", r.ID)
 	}
 	for mode, n := range bankBRefusals {
 		assert.Positive(t, n, "scenario B refuses overdrafts: %s", mode)

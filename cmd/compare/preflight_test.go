@@ -21,9 +21,6 @@ func TestPreflightExitsTwo(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	compare := filepath.Join(t.TempDir(), "compare")
-	out, err := exec.Command("go", "build", "-o", compare, ".").CombinedOutput()
-	require.NoError(t, err, "build compare: %s", out)
 	packed := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packed, record.RunsArchive), nil, 0o644))
 	ghz := []string{"-driver", "ghz"}
@@ -44,9 +41,9 @@ func TestPreflightExitsTwo(t *testing.T) {
 			before, err := os.ReadDir(tt.out)
 			require.NoError(t, err)
 			args := append([]string{"-workloads", "counter", "-reps", "1", "-server", server, "-out", tt.out}, tt.args...)
-			cmd := exec.Command(compare, args...)
-			cmd.Dir = root // ghz reads proto/ from the repository's root
-			cmd.Env = append(os.Environ(), "GHZ="+tt.ghz)
+			cmd := exec.Command(os.Args[0], args...) // main, through TestMain
+			cmd.Dir = root                           // ghz reads proto/ from the repository's root
+			cmd.Env = append(os.Environ(), "GHZ="+tt.ghz, runMainEnv+"=1")
 			got, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			require.True(t, errors.As(err, &ee), "want an exit status, got %v: %s", err, got)

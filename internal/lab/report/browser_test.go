@@ -3,8 +3,8 @@
 // The browser test opens report.html in a real headless Chromium with the
 // network cut off and checks that the charts are drawn. It needs Chromium
 // (`make chromium` installs Debian's), so it has its own build tag and its own
-// make target, `make browser-test`, which `make test` runs; plain
-// `go test ./...` works without a browser.
+// make target, `make browser-test`; `make test` runs it inside its race tests
+// (GOTESTFLAGS=-tags=browser). Plain `go test ./...` works without a browser.
 
 package report
 

@@ -738,7 +738,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *record.O
 	if s.cfg.Warmup > 0 {
 		w := job
 		w.Spec.Level = or.Capacity
-		w.Warmup, w.Duration = true, s.cfg.Warmup
+		w.Warmup, w.Duration = true, warmupFor(s.cfg, d)
 		w.Summary = filepath.Join(scratch, "warmup.json")
 		w.Log = filepath.Join(s.runsDir, spec.ID+".warmup.log")
 		if _, _, err := s.p.drive(ctx, s.cfg, d, w, 0); err != nil {

@@ -147,12 +147,24 @@ func PlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 		case cfg.Conns > 0:
 			conns = min(conns, cfg.Conns)
 		}
-		total += cfg.Warmup + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond + attributionWait(cfg, s) + ledgerWait(s)
+		total += warmupFor(cfg, d) + cfg.Duration + 100*time.Millisecond + time.Duration(2*conns)*1500*time.Microsecond + attributionWait(cfg, s) + ledgerWait(s)
 		if plan.OverDatabase(s.Factors.Get(plan.Backend)) {
 			total += dbStartup
 		}
 	}
 	return total
+}
+
+// minDurationer is a driver that cannot run for less than MinDuration.
+type minDurationer interface{ MinDuration() time.Duration }
+
+// warmupFor is how long a run's warm-up lasts with driver d: -warmup, or
+// the driver's shortest run where -warmup is shorter; none with -warmup 0.
+func warmupFor(cfg Config, d Driver) time.Duration {
+	if m, ok := d.(minDurationer); ok && cfg.Warmup > 0 {
+		return max(cfg.Warmup, m.MinDuration())
+	}
+	return cfg.Warmup
 }
 
 // dbStartup is what a run over a database adds: its server makes a private

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/summary"
@@ -22,6 +23,10 @@ func (k6Driver) Version(cfg Config) string {
 	v, _, _ := strings.Cut(output(cfg.K6, "version"), "\n")
 	return v
 }
+
+// MinDuration: k6 refuses a scenario shorter than a second ("the duration
+// must be at least 1s"), so its warm-up lasts at least that long.
+func (k6Driver) MinDuration() time.Duration { return time.Second }
 
 // Conns: every VU opens its own connection (k6's gRPC client is the VU's).
 func (k6Driver) Conns(_ Config, level int) int { return level }

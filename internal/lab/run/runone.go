@@ -108,7 +108,7 @@ func runOne(ctx context.Context, cfg Config, p procs, spec plan.Spec, runsDir st
 	job := Job{Spec: spec, Addr: srv.address(), Scratch: scratch, Place: place}
 	if cfg.Warmup > 0 {
 		w := job
-		w.Warmup, w.Duration = true, cfg.Warmup
+		w.Warmup, w.Duration = true, warmupFor(cfg, d)
 		w.Summary = filepath.Join(scratch, "warmup.json")
 		w.Log = filepath.Join(runsDir, spec.ID+".warmup.log")
 		res, run, err := p.drive(ctx, cfg, d, w, 0)
