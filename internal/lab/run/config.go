@@ -111,10 +111,10 @@ const (
 	DefaultWarmup    = 400 * time.Millisecond
 	DefaultMaxVUs    = 1000
 	// DefaultConns: the callers of a run share 4 HTTP/2 connections. At
-	// one connection per caller the Go driver ran out of CPU before the
-	// server in nearly every run above 10 callers (docs/results/conns1:
-	// load-bound); sharing four, it drove the same server to several times
-	// the calls (docs/results/drivers). gRPC multiplexes the callers'
+	// one connection per caller the Go driver set the pace: at 100 callers
+	// the noop server served no more than the mutex (docs/results/conns1);
+	// sharing four, it drove the same server to several times the calls
+	// (docs/results/drivers). gRPC multiplexes the callers'
 	// streams either way; what changes is the driver's own cost per call.
 	DefaultConns  = 4
 	DefaultReps   = 10
