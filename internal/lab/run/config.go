@@ -113,8 +113,8 @@ const (
 	// DefaultConns: the callers of a run share 4 HTTP/2 connections. At
 	// one connection per caller the Go driver set the pace: at 100 callers
 	// the noop server served no more than the mutex (docs/results/conns1);
-	// sharing four, it drove the same server to several times the calls
-	// (docs/results/drivers). gRPC multiplexes the callers'
+	// sharing four, it drove the noop server to about twice the calls at
+	// 100 callers (docs/results/drivers against drivers-conns1). gRPC multiplexes the callers'
 	// streams either way; what changes is the driver's own cost per call.
 	DefaultConns  = 4
 	DefaultReps   = 10
