@@ -325,7 +325,7 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 .PHONY: test
 test: ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@$(MAKE) --no-print-directory -j6 house debs modules $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
-	@$(MAKE) --no-print-directory proto-check fmt unit e2e GOTESTVET=-vet=all GOTESTFLAGS=-tags=browser
+	@$(MAKE) --no-print-directory proto-check fmt unit e2e GOTESTVET=-vet=all GOTESTFLAGS=-tags=browser E2E_JOBS=all
 	@echo "make test: all checks passed"
 
 # The Debian packages the tests use, those missing installed in one apt-get:
@@ -407,7 +407,7 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 
 .PHONY: e2e
 e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked
-	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) k6/e2e.sh
+	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) $(if $(E2E_JOBS),E2E_JOBS=$(E2E_JOBS)) k6/e2e.sh
 
 # Every native fuzz target (func FuzzX in any package), found with go test
 # -list, runs for FUZZTIME. A finding is written to the package's

@@ -23,10 +23,10 @@
 # SEEDS (bin/seeds, cmd/seeds, built here),
 # E2E_MODES (default: every mode `locklab -list-modes` lists),
 # E2E_SECONDS (length of each smoke, default 2), E2E_JOBS (modes at once,
-# default 6; 1 with E2E_AGREE, which measures), E2E_AGREE (a fraction, e.g.
-# 0.15: also check that k6, the Go driver and ghz agree on calls/s and p50
-# within it, in the open model at E2E_AGREE_RATE calls/s (1000) for
-# E2E_AGREE_SECONDS (5); `make agree`).
+# default 6, or all, as make test runs them; 1 with E2E_AGREE, which
+# measures), E2E_AGREE (a fraction, e.g. 0.15: also check that k6, the Go
+# driver and ghz agree on calls/s and p50 within it, in the open model at
+# E2E_AGREE_RATE calls/s (1000) for E2E_AGREE_SECONDS (5); `make agree`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -76,8 +76,9 @@ fi
 # served WORKLOAD [MODE]: does the mode (default: the current one) serve it?
 served() { [[ ${serves[${2:-$mode}]} == *" $1 "* ]]; }
 jobs=${E2E_JOBS:-6}
+[[ $jobs != all ]] || jobs=${#modes[@]}
 [[ -z ${E2E_AGREE:-} ]] || jobs=1
-[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "E2E_JOBS=$jobs: want a count of modes to run at once, 1 or more"
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "E2E_JOBS=$jobs: want a count of modes to run at once, 1 or more, or all"
 log "modes: ${modes[*]} ($jobs at once)"
 
 # What runs once, not in every mode, is given to one mode beforehand: the

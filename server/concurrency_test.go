@@ -39,7 +39,7 @@ func (l *clientLog) record(method string, err error) {
 func TestConcurrentClients(t *testing.T) {
 	const (
 		clients  = 64
-		ops      = 80 // per client
+		ops      = 40 // per client
 		accounts = 16
 		initial  = 100 // small, so that many transfers overdraw
 		conns    = 4
