@@ -110,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	fs.IntVar(&o.MaxVUs, "max-vus", run.DefaultMaxVUs, "open model: the most callers a driver may use to keep each rate")
 	fs.IntVar(&o.Conns, "conns", run.DefaultConns, "connections the Go driver's and h2load's callers share (0: one per caller, as a k6 VU; k6 always has one per VU)")
 	fs.DurationVar(&o.Duration, "duration", run.DefaultDuration, "measured period of each run")
-	fs.DurationVar(&o.Warmup, "warmup", run.DefaultWarmup, "uncounted warm-up before each measured run (0 to skip; h2load needs one)")
+	fs.DurationVar(&o.Warmup, "warmup", run.DefaultWarmup, "uncounted warm-up before each measured run (0 to skip; h2load needs one; k6's lasts a second at least, its shortest scenario)")
 	fs.IntVar(&o.Reps, "reps", run.DefaultReps, "repetitions of every combination, each a block in which every mode runs once (the runner warns when too few for the report's paired tests)")
 	fs.IntVar(&o.Seed, "seed", 0, "seed of each block's order of the modes (default: drawn from the clock; meta.json records it, and the same seed lays out the same plan)")
 	fs.StringVar(&o.Baseline, "baseline", run.DefaultBaseline, "the store-backed design every other design is compared with (it must be among -modes); every design is also compared with noop when noop runs")
