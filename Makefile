@@ -319,9 +319,10 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 # (modules) download while k6, ghz and protoc's Go plugins build from source
 # and the house check compiles and runs, so that the CPUs work while the
 # network does (a failed house check still stops make test before the
-# checks). Then the checks in order; go test's own vet pass is left out
-# (-vet=off) because `make vet` has just run every analyzer over the same
-# packages and their tests.
+# checks). Then the checks in order: go test vets every package with every
+# analyzer go vet runs (GOTESTVET=-vet=all) and runs the browser test
+# beside the rest (GOTESTFLAGS=-tags=browser), and e2e runs every mode at
+# once (E2E_JOBS=all).
 .PHONY: test
 test: ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@$(MAKE) --no-print-directory -j6 house debs modules $(BIN)/k6 $(BIN)/ghz $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
