@@ -35,7 +35,7 @@ import (
 // over, so every acknowledged transfer can be looked up after the restart.
 const (
 	crashClients  = 16
-	crashOps      = 300
+	crashOps      = 150
 	crashAccounts = 1000
 	crashAmount   = 7
 	// crashSnapshotEvery makes snapshots happen during the load, so the

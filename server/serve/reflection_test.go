@@ -470,12 +470,12 @@ func (w *worker) checkHistory(resp *dynamicpb.Message, acct, limit uint32) {
 // status against the contract, then checks that money was conserved and no
 // acknowledged increment was lost. The load lasts loadTime, and longer
 // (up to mixBound) until the mix has reached every branch it means to test:
-// on a busy machine two seconds may hold too few calls. The modes run side
+// on a busy machine half a second may hold too few calls. The modes run side
 // by side, each its own server process.
 func TestReflectionClient(t *testing.T) {
 	const (
 		workers  = 64
-		loadTime = 2 * time.Second
+		loadTime = 500 * time.Millisecond
 		mixBound = time.Minute
 	)
 	for _, mode := range storeModesServingAll() {
