@@ -321,11 +321,12 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 # does (a failed house check still stops make test before the checks). Then the checks in order: go test vets every package with every
 # analyzer go vet runs (GOTESTVET=-vet=all) and runs the browser test
 # beside the rest (GOTESTFLAGS=-tags=browser), and e2e runs every mode at
-# once (E2E_JOBS=all) with one-second smokes (E2E_SECONDS=1).
+# once (E2E_JOBS=all) with one-second smokes (E2E_SECONDS=1) and ghz-run
+# linked from the race-enabled packages go test compiled (E2E_SEEDS_RACE=1).
 .PHONY: test
 test: ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	@$(MAKE) --no-print-directory -j6 debs modules test-builds
-	@$(MAKE) --no-print-directory proto-check fmt unit e2e GOTESTVET=-vet=all GOTESTFLAGS=-tags=browser E2E_JOBS=all E2E_SECONDS=1
+	@$(MAKE) --no-print-directory proto-check fmt unit e2e GOTESTVET=-vet=all GOTESTFLAGS=-tags=browser E2E_JOBS=all E2E_SECONDS=1 E2E_SEEDS_RACE=1
 	@echo "make test: all checks passed"
 
 # make test's builds: the standard library (std) compiled once while the
@@ -337,8 +338,8 @@ test: ## everything CI runs: tracked files in order, generated code fresh, vet, 
 # against about 400 for the same builds one after another).
 .PHONY: test-builds
 test-builds:
-	@$(MAKE) --no-print-directory -j2 std tool-modules
-	@$(MAKE) --no-print-directory -j3 house tools $(BIN)/ghz
+	@$(MAKE) --no-print-directory std tool-modules
+	@$(MAKE) --no-print-directory house tools $(BIN)/ghz
 
 .PHONY: std
 std: # the standard library into the build cache (no -race: the tools' builds)
@@ -442,7 +443,7 @@ browser-test: chromium ## report.html opened in headless Chromium, network cut o
 
 .PHONY: e2e
 e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked
-	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) $(if $(E2E_JOBS),E2E_JOBS=$(E2E_JOBS)) k6/e2e.sh
+	K6=$(BIN)/k6 GHZ=$(BIN)/ghz GO=$(GO) $(if $(E2E_JOBS),E2E_JOBS=$(E2E_JOBS)) $(if $(E2E_SECONDS),E2E_SECONDS=$(E2E_SECONDS)) $(if $(E2E_SEEDS_RACE),E2E_SEEDS_RACE=$(E2E_SEEDS_RACE)) k6/e2e.sh
 
 # Every native fuzz target (func FuzzX in any package), found with go test
 # -list, runs for FUZZTIME. A finding is written to the package's

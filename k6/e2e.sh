@@ -22,6 +22,10 @@
 # LOAD (bin/load, the Go driver, built here), GHZ (bin/ghz, make ghz),
 # SEEDS (bin/seeds, cmd/seeds, built here),
 # E2E_MODES (default: every mode `locklab -list-modes` lists),
+# E2E_SEEDS_RACE (set: cmd/seeds built with -race into k6/out/e2e, not
+# bin/seeds; make test sets it, after go test -race has compiled every
+# package cmd/seeds imports that way: a link instead of compiling the lab's
+# packages again without -race; ghz-run's own work is small),
 # E2E_SECONDS (length of each smoke, default 2), E2E_JOBS (modes at once,
 # default 6, or all, as make test runs them; 1 with E2E_AGREE, which
 # measures), E2E_AGREE (a fraction, e.g. 0.15: also check that k6, the Go
@@ -54,8 +58,14 @@ if [[ -z ${SKIP_BUILD:-} ]]; then
 	"$GO" build -o "$SERVER" .
 	log "building the Go load driver into $LOAD"
 	"$GO" build -o "$LOAD" ./cmd/load
-	log "building cmd/seeds (ghz-run) into $SEEDS"
-	"$GO" build -o "$SEEDS" ./cmd/seeds
+	if [[ -n ${E2E_SEEDS_RACE:-} ]]; then
+		SEEDS=$out/seeds
+		log "building cmd/seeds (ghz-run) with -race into $SEEDS"
+		"$GO" build -race -o "$SEEDS" ./cmd/seeds
+	else
+		log "building cmd/seeds (ghz-run) into $SEEDS"
+		"$GO" build -o "$SEEDS" ./cmd/seeds
+	fi
 fi
 [[ -x $K6 ]] || die "no k6 at $K6 (make k6)"
 [[ -x $GHZ ]] || die "no ghz at $GHZ (make ghz)"
