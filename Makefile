@@ -325,9 +325,16 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 # linked from the race-enabled packages go test compiled (E2E_SEEDS_RACE=1).
 .PHONY: test
 test: ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
-	@$(MAKE) --no-print-directory -j6 debs modules test-builds
-	@$(MAKE) --no-print-directory proto-check fmt unit e2e GOTESTVET=-vet=all GOTESTFLAGS=-tags=browser E2E_JOBS=all E2E_SECONDS=1 E2E_SEEDS_RACE=1
+	@GOGC=$(TESTGOGC) $(MAKE) --no-print-directory -j6 debs modules test-builds
+	@GOGC=$(TESTGOGC) $(MAKE) --no-print-directory proto-check fmt unit e2e GOTESTVET=-vet=all GOTESTFLAGS=-tags=browser E2E_JOBS=all E2E_SECONDS=1 E2E_SEEDS_RACE=1
 	@echo "make test: all checks passed"
+
+# TESTGOGC is the GOGC make test runs its go commands with, and so the
+# compiler and every process the tests start: the compiler collects garbage
+# a quarter as often, for about a quarter more memory (from empty caches on
+# two CPUs: the standard library 106 → 85 CPU-seconds, the race-enabled
+# build of the tests 290 → 262). No test reads the setting.
+TESTGOGC ?= 400
 
 # make test's builds: the standard library (std) compiled once while the
 # tools modules download, then k6 and protoc's Go plugins in one go build
