@@ -12,7 +12,9 @@ import (
 // main go.mod requires, so that a build compiles each shared package once
 // for both: `make test` builds k6 and the server from one build cache, and
 // a package at another version is another compile. (tools/ghz/go.mod is
-// apart on purpose: ghz needs an older grpc, and it may not move k6's.)
+// apart on purpose: its dependencies may not move k6's. ghz v0.121.0 also
+// builds with go.mod's grpc, but compiles no less so: that grpc's xDS
+// packages, which ghz imports, cost what its own older grpc does.)
 const ToolsModule = "tools/go.mod"
 
 // SharedVersions names every module that both go.mod files require at
