@@ -318,7 +318,8 @@ seed-ngrinder: build ## the nGrinder before/after report: mutex before, inputQ-b
 # Debian's packages in one apt-get (debs) and the module's own dependencies
 # (modules) download while the tools build from source and the house check
 # compiles and runs (test-builds), so that the CPUs work while the network
-# does (a failed house check still stops make test before the checks). Then the checks in order: go test vets every package with every
+# does (a failed house check still stops make test before the checks).
+# Then the checks in order: go test vets every package with every
 # analyzer go vet runs (GOTESTVET=-vet=all) and runs the browser test
 # beside the rest (GOTESTFLAGS=-tags=browser), and e2e runs every mode at
 # once (E2E_JOBS=all) with one-second smokes (E2E_SECONDS=1) and ghz-run
