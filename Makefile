@@ -13,9 +13,14 @@ help: ## list the targets
 
 # --- tools: every version pinned in tools/go.mod or here -----------------------
 
+# protoc's Go plugins and k6, as tools/go.mod names them (make tools builds
+# all three in one go build).
+PROTOC_PLUGINS := google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+K6_PKG         := go.k6.io/k6
+
 $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc &: $(TOOLS)/go.mod $(TOOLS)/go.sum
 	@mkdir -p $(BIN)
-	cd $(TOOLS) && $(GO) build -o $(BIN)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	cd $(TOOLS) && $(GO) build -o $(BIN)/ $(PROTOC_PLUGINS)
 
 .PHONY: protoc
 protoc: ## install protoc from Debian if it is missing (pinned by PROTOC_VERSION)
@@ -46,7 +51,7 @@ proto-check: proto ## fail if the checked-in generated code is stale
 # (internal/housecheck's TestToolsShareVersions keeps them so).
 $(BIN)/k6: $(TOOLS)/go.mod $(TOOLS)/go.sum
 	@mkdir -p $(BIN)
-	cd $(TOOLS) && $(GO) build -o $(BIN)/k6 go.k6.io/k6
+	cd $(TOOLS) && $(GO) build -o $(BIN)/k6 $(K6_PKG)
 	@touch $@
 
 .PHONY: k6
@@ -361,7 +366,7 @@ tool-modules: # the tools modules' dependencies into the module cache
 .PHONY: tools
 tools: ## build the pinned k6 and protoc's Go plugins (tools/go.mod) into bin/, in one go build
 	@mkdir -p $(BIN)
-	cd $(TOOLS) && $(GO) build -o $(BIN)/ go.k6.io/k6 google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	cd $(TOOLS) && $(GO) build -o $(BIN)/ $(K6_PKG) $(PROTOC_PLUGINS)
 	@touch $(BIN)/k6 $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc
 
 # The Debian packages the tests use, those missing installed in one apt-get:
