@@ -1,0 +1,268 @@
+// Package cgroup gives a process a fixed share of CPU time through the
+// kernel's CPU controller: a CFS bandwidth quota, in cgroup v1 (the cpu
+// hierarchy's cpu.cfs_quota_us and cpu.cfs_period_us) or v2 (cpu.max).
+//
+// The runner's side-by-side ("duet") rounds run several servers on the same
+// CPUs at the same moment. Without a quota the design that wakes more takes
+// more of the shared CPU and looks faster for it; with an equal quota each
+// server has the same CPU time to spend, and what differs between them is
+// what each design does with it.
+//
+// The lab creates its groups and removes them. Every group's name carries
+// the creating process's id, so that a later Open removes the groups of a
+// runner that died (kill -9) before it could.
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrUnavailable is returned by Open when the machine offers no CPU
+// controller the lab can write to: not root, no cgroup file system, or no
+// cpu controller in it.
+var ErrUnavailable = errors.New("cgroup: no writable CPU controller (cgroup v1 cpu or v2 cpu.max); run as root on Linux, or use -measure isolated")
+
+// Period is the CFS period every group gets: the quota is spent in slices
+// of it. 10 ms throttles in steps short enough for one-second rounds.
+const Period = 10 * time.Millisecond
+
+// prefix starts the name of every group the lab makes.
+const prefix = "locklab-"
+
+// Version is the kind of hierarchy a Controller writes to.
+type Version int
+
+const (
+	V1 Version = 1
+	V2 Version = 2
+)
+
+// Controller makes groups under one directory of a CPU controller.
+type Controller struct {
+	// Root is the directory new groups go into: /sys/fs/cgroup/cpu (v1)
+	// or /sys/fs/cgroup (v2).
+	Root    string
+	Version Version
+	seq     int
+}
+
+// Open finds the machine's CPU controller under mount (normally
+// /sys/fs/cgroup) and removes groups left by lab processes that are gone.
+func Open(mount string) (*Controller, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("%w (running as uid %d)", ErrUnavailable, os.Geteuid())
+	}
+	return open(mount)
+}
+
+// open is Open without the root check: tests point it at a directory laid
+// out like a hierarchy.
+func open(mount string) (*Controller, error) {
+	var c *Controller
+	switch {
+	case exists(filepath.Join(mount, "cpu", "cpu.cfs_quota_us")):
+		c = &Controller{Root: filepath.Join(mount, "cpu"), Version: V1}
+	case exists(filepath.Join(mount, "cgroup.controllers")):
+		ctl, err := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
+		if err != nil || !hasWord(string(ctl), "cpu") {
+			return nil, fmt.Errorf("%w: %s lists no cpu controller", ErrUnavailable, mount)
+		}
+		sub, _ := os.ReadFile(filepath.Join(mount, "cgroup.subtree_control"))
+		if !hasWord(string(sub), "cpu") {
+			if err := os.WriteFile(filepath.Join(mount, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
+				return nil, fmt.Errorf("%w: enabling cpu in %s: %v", ErrUnavailable, mount, err)
+			}
+		}
+		c = &Controller{Root: mount, Version: V2}
+	default:
+		return nil, fmt.Errorf("%w: neither %s/cpu (v1) nor %s/cgroup.controllers (v2)", ErrUnavailable, mount, mount)
+	}
+	c.sweep()
+	return c, nil
+}
+
+// sweep removes the groups of lab processes that no longer run.
+func (c *Controller) sweep() {
+	ents, _ := os.ReadDir(c.Root)
+	for _, e := range ents {
+		pid, ok := ownerPID(e.Name())
+		if !e.IsDir() || !ok || alive(pid) {
+			continue
+		}
+		g := &Group{c: c, Path: filepath.Join(c.Root, e.Name())}
+		_ = g.Remove()
+	}
+}
+
+// Leftovers lists the lab's groups under the controller, of any process.
+func (c *Controller) Leftovers() []string {
+	var out []string
+	ents, _ := os.ReadDir(c.Root)
+	for _, e := range ents {
+		if _, ok := ownerPID(e.Name()); e.IsDir() && ok {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// ownerPID reads the creator's id from a group name: locklab-PID-N.
+func ownerPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return 0, false
+	}
+	p, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	return pid, err == nil && pid > 0
+}
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Group is one CPU group with its quota.
+type Group struct {
+	c    *Controller
+	Path string
+	// CPUs is the quota in CPUs: the group's processes together run at
+	// most CPUs × Period in every Period.
+	CPUs float64
+}
+
+// New makes a group whose processes together get at most cpus CPUs of
+// time (0.5: half of one CPU; 3: three CPUs), enforced every Period.
+func (c *Controller) New(cpus float64) (*Group, error) {
+	quota := time.Duration(math.Round(cpus * float64(Period)))
+	if !(cpus > 0) || quota < time.Millisecond {
+		return nil, fmt.Errorf("cgroup: quota of %v CPUs is %v per %v period; the kernel takes 1ms at least", cpus, quota, Period)
+	}
+	c.seq++
+	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq)), CPUs: cpus}
+	if err := os.Mkdir(g.Path, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	var err error
+	switch c.Version {
+	case V1:
+		err = g.write("cpu.cfs_period_us", strconv.FormatInt(Period.Microseconds(), 10))
+		if err == nil {
+			err = g.write("cpu.cfs_quota_us", strconv.FormatInt(quota.Microseconds(), 10))
+		}
+	case V2:
+		err = g.write("cpu.max", fmt.Sprintf("%d %d", quota.Microseconds(), Period.Microseconds()))
+	}
+	if err != nil {
+		_ = g.Remove()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Add moves a process, with every thread it has and will have, into the
+// group.
+func (g *Group) Add(pid int) error {
+	return g.write("cgroup.procs", strconv.Itoa(pid))
+}
+
+// Stat is the group's throttling so far (cpu.stat).
+type Stat struct {
+	Periods, Throttled int64         // periods with runnable tasks; those that hit the quota
+	ThrottledTime      time.Duration // time the group's tasks were held back
+}
+
+// Stat reads cpu.stat.
+func (g *Group) Stat() (Stat, error) {
+	f, err := os.Open(filepath.Join(g.Path, "cpu.stat"))
+	if err != nil {
+		return Stat{}, err
+	}
+	defer f.Close()
+	var s Stat
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), " ")
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch k {
+		case "nr_periods":
+			s.Periods = n
+		case "nr_throttled":
+			s.Throttled = n
+		case "throttled_time": // v1, ns
+			s.ThrottledTime = time.Duration(n)
+		case "throttled_usec": // v2
+			s.ThrottledTime = time.Duration(n) * time.Microsecond
+		}
+	}
+	return s, sc.Err()
+}
+
+// Sub is s − a, field by field.
+func (s Stat) Sub(a Stat) Stat {
+	return Stat{Periods: s.Periods - a.Periods, Throttled: s.Throttled - a.Throttled, ThrottledTime: s.ThrottledTime - a.ThrottledTime}
+}
+
+// Remove moves any process still in the group to its parent and removes
+// the group. It is safe to call twice.
+func (g *Group) Remove() error {
+	if !exists(g.Path) {
+		return nil
+	}
+	if procs, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs")); err == nil {
+		for _, p := range strings.Fields(string(procs)) {
+			_ = os.WriteFile(filepath.Join(g.c.Root, "cgroup.procs"), []byte(p), 0o644)
+		}
+	}
+	err := syscall.Rmdir(g.Path)
+	if errors.Is(err, syscall.ENOENT) {
+		return nil
+	}
+	if err != nil && !g.real() {
+		return os.RemoveAll(g.Path) // a test's directory, not a kernel group
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup: remove %s: %w", g.Path, err)
+	}
+	return nil
+}
+
+// real reports whether the group lives in a cgroup file system.
+func (g *Group) real() bool {
+	var st syscall.Statfs_t
+	if syscall.Statfs(g.Path, &st) != nil {
+		return false
+	}
+	const cgroupMagic, cgroup2Magic = 0x27e0eb, 0x63677270
+	return st.Type == cgroupMagic || st.Type == cgroup2Magic
+}
+
+func (g *Group) write(file, value string) error {
+	if err := os.WriteFile(filepath.Join(g.Path, file), []byte(value), 0o644); err != nil {
+		return fmt.Errorf("cgroup: %s = %s: %w", filepath.Join(g.Path, file), value, err)
+	}
+	return nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}

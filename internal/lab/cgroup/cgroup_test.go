@@ -1,0 +1,137 @@
+package cgroup
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeV1 lays out a directory as a v1 cpu hierarchy's root.
+func fakeV1(t *testing.T) string {
+	mount := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(mount, "cpu"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mount, "cpu", "cpu.cfs_quota_us"), []byte("-1\n"), 0o644))
+	return mount
+}
+
+func read(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.TrimSpace(string(b))
+}
+
+func TestQuotaFiles(t *testing.T) {
+	t.Run("v1", func(t *testing.T) {
+		c, err := open(fakeV1(t))
+		require.NoError(t, err)
+		require.Equal(t, V1, c.Version)
+		g, err := c.New(0.25)
+		require.NoError(t, err)
+		assert.Equal(t, "10000", read(t, filepath.Join(g.Path, "cpu.cfs_period_us")))
+		assert.Equal(t, "2500", read(t, filepath.Join(g.Path, "cpu.cfs_quota_us")))
+		require.NoError(t, g.Remove())
+		require.NoError(t, g.Remove(), "twice")
+		assert.NoDirExists(t, g.Path)
+	})
+	t.Run("v2", func(t *testing.T) {
+		mount := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(mount, "cgroup.controllers"), []byte("cpuset cpu io memory\n"), 0o644))
+		c, err := open(mount)
+		require.NoError(t, err)
+		require.Equal(t, V2, c.Version)
+		assert.Equal(t, "+cpu", read(t, filepath.Join(mount, "cgroup.subtree_control")), "the controller is enabled for children")
+		g, err := c.New(3)
+		require.NoError(t, err)
+		assert.Equal(t, "30000 10000", read(t, filepath.Join(g.Path, "cpu.max")))
+	})
+	t.Run("no cpu controller", func(t *testing.T) {
+		mount := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(mount, "cgroup.controllers"), []byte("memory io\n"), 0o644))
+		_, err := open(mount)
+		assert.ErrorIs(t, err, ErrUnavailable)
+		_, err = open(t.TempDir())
+		assert.ErrorIs(t, err, ErrUnavailable)
+	})
+	t.Run("quota below the kernel's floor", func(t *testing.T) {
+		c, err := open(fakeV1(t))
+		require.NoError(t, err)
+		for _, cpus := range []float64{0, -1, 0.05} {
+			_, err := c.New(cpus)
+			assert.Error(t, err, "%v CPUs", cpus)
+		}
+		assert.Empty(t, c.Leftovers(), "a refused group leaves nothing")
+	})
+}
+
+// TestSweepRemovesTheDeadOnly: a group of a process that is gone is removed
+// by the next Open; one of a live process stays. The control is the live
+// one: a sweep that removed everything would fail it.
+func TestSweepRemovesTheDeadOnly(t *testing.T) {
+	mount := fakeV1(t)
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	root := filepath.Join(mount, "cpu")
+	deadGroup := filepath.Join(root, prefix+strconv.Itoa(dead.Process.Pid)+"-1")
+	liveGroup := filepath.Join(root, prefix+strconv.Itoa(os.Getpid())+"-99")
+	other := filepath.Join(root, "someone-else")
+	for _, d := range []string{deadGroup, liveGroup, other} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	c, err := open(mount)
+	require.NoError(t, err)
+	assert.NoDirExists(t, deadGroup)
+	assert.DirExists(t, liveGroup)
+	assert.DirExists(t, other, "not the lab's")
+	assert.Equal(t, []string{filepath.Base(liveGroup)}, c.Leftovers())
+}
+
+// TestRealQuotaThrottles runs a busy loop in a real group of a tenth of a
+// CPU and checks that the kernel held it to about that, and that nothing is
+// left behind. The control is the same loop outside the group, which runs
+// far more.
+func TestRealQuotaThrottles(t *testing.T) {
+	c, err := Open("/sys/fs/cgroup")
+	if err != nil {
+		t.Fatalf("this machine must offer a CPU controller to the lab: %v", err)
+	}
+	spin := func(g *Group) time.Duration {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		require.NoError(t, cmd.Start())
+		if g != nil {
+			require.NoError(t, g.Add(cmd.Process.Pid))
+		}
+		time.Sleep(500 * time.Millisecond)
+		stat := read(t, "/proc/"+strconv.Itoa(cmd.Process.Pid)+"/schedstat")
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		ns, err := strconv.ParseInt(strings.Fields(stat)[0], 10, 64)
+		require.NoError(t, err)
+		return time.Duration(ns)
+	}
+	g, err := c.New(0.1)
+	require.NoError(t, err)
+	defer g.Remove()
+	before, err := g.Stat()
+	require.NoError(t, err)
+	inside := spin(g)
+	after, err := g.Stat()
+	require.NoError(t, err)
+	outside := spin(nil)
+	t.Logf("CPU in 0.5 s: %v in a group of 0.1 CPU, %v outside; throttled %d periods", inside, outside, after.Sub(before).Throttled)
+	assert.Less(t, inside, 100*time.Millisecond, "held to about 50 ms")
+	assert.Greater(t, outside, 2*inside, "the control runs unthrottled")
+	assert.Positive(t, after.Sub(before).Throttled)
+	require.NoError(t, g.Remove())
+	assert.NoDirExists(t, g.Path)
+	assert.NotContains(t, c.Leftovers(), filepath.Base(g.Path))
+}
