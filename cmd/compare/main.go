@@ -78,6 +78,8 @@ type command struct {
 
 func (c command) run(ctx context.Context, out, warn io.Writer) error {
 	switch {
+	case c.rerender != "" && run.IsDuetDir(c.rerender):
+		return run.WriteDuetReport(c.rerender, out)
 	case c.rerender != "":
 		return report.Rerender(c.rerender, out)
 	case c.diff != "":
@@ -125,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	for _, f := range plan.Factors { // a factor's flag is its row's
 		factors[f.Name] = fs.String(f.Name, f.Default, "factor: "+f.Usage)
 	}
+	duetDefaults := duetFlags(fs, &o)
 	capOpts := run.CapacityFlags(fs)
 	fs.BoolVar(&o.Pin, "pin", true, "pin the server and the driver to disjoint CPU sets (needs 2 CPUs)")
 	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver in taskset's syntax, e.g. 1 or 4-7,12 (default: the CPUs each run's server does not have)")
@@ -154,6 +157,7 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	duetDefaults(given)
 	if !given["seed"] {
 		o.Seed = int(time.Now().UnixNano() & math.MaxInt32) // short enough to type back as -seed
 	}

@@ -235,7 +235,7 @@ type Primary struct {
 // interval is empty — and margin in (0, 1). It returns an error, and
 // changes nothing, on a bad level or margin, no comparisons, or a
 // malformed comparison (unequal block counts, a value that is not finite
-// and positive).
+// and positive). A comparison with no block at all is too few blocks.
 func Confirm(cs []Comparison, alpha, margin float64) ([]Primary, error) {
 	if !(alpha > 0 && alpha < 0.5) {
 		return nil, fmt.Errorf("paired: alpha %v; want one in (0, 0.5) (the equivalence interval is at 1 − 2α)", alpha)
@@ -250,9 +250,14 @@ func Confirm(cs []Comparison, alpha, margin float64) ([]Primary, error) {
 	raw := make([]float64, len(cs))
 	for i, c := range cs {
 		p := Primary{Design: c.Design, Baseline: c.Baseline, Metric: c.Metric, Family: len(cs), Alpha: alpha, Margin: margin}
-		logs, err := logRatios(c)
-		if err != nil {
-			return nil, err
+		var logs []float64
+		var err error
+		// A comparison that kept no block (every one dropped) is still
+		// one of the family declared before the data: too few blocks.
+		if len(c.DesignValues) > 0 || len(c.BaselineValues) > 0 {
+			if logs, err = logRatios(c); err != nil {
+				return nil, err
+			}
 		}
 		p.N = len(logs)
 		if len(logs) >= 3 {

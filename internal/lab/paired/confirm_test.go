@@ -438,3 +438,20 @@ func TestPlanBlocks(t *testing.T) {
 		assert.Equal(t, tt.want, PlanBlocks(tt.n0, tt.hw, tt.target, tt.max), tt.name)
 	}
 }
+
+// TestConfirmKeepsAnEmptyComparisonInTheFamily: a comparison whose every
+// block was dropped stays in the family, too few blocks, and still counts
+// in Holm's adjustment; the control is the same family without it, whose
+// adjusted p is smaller.
+func TestConfirmKeepsAnEmptyComparisonInTheFamily(t *testing.T) {
+	full := Comparison{Design: "a", Baseline: "b", Metric: "m",
+		DesignValues: []float64{1.10, 1.12, 1.09, 1.11, 1.10, 1.13, 1.08}, BaselineValues: []float64{1, 1.01, 0.99, 1, 1.02, 1, 0.98}}
+	empty := Comparison{Design: "c", Baseline: "b", Metric: "m"}
+	ps, err := Confirm([]Comparison{full, empty}, 0.05, 0.03)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeTooFew, ps[1].Outcome)
+	assert.Equal(t, 0, ps[1].N)
+	alone, err := Confirm([]Comparison{full}, 0.05, 0.03)
+	require.NoError(t, err)
+	assert.Greater(t, ps[0].AdjP, alone[0].AdjP, "the empty comparison counts in the family")
+}

@@ -26,6 +26,13 @@ var ErrRunsFailed = errors.New("some runs failed; see Problems in the report")
 // record as it finishes, then the report. Progress goes to out, warnings
 // about the plan to warn.
 func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
+	if cfg.Measure == MeasureDuet {
+		if why := DuetApplies(cfg); why == "" {
+			return RunDuet(ctx, cfg, out, warn)
+		} else {
+			fmt.Fprintf(out, "measure: isolated runs, not side by side: %s\n", why)
+		}
+	}
 	cfg, cat, err := prepare(cfg)
 	if err != nil {
 		return err

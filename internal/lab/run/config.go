@@ -58,6 +58,10 @@ type Config struct {
 	// TimeBudget bounds the blocks -precision adds: none is started that
 	// would end the whole comparison past it (0: no bound but MaxBlocks).
 	TimeBudget time.Duration
+	// Measure is how the arms run: MeasureDuet (side by side) or
+	// MeasureIsolated (one at a time, in blocks); Duet its settings.
+	Measure string
+	Duet    Duet
 }
 
 // Options are the flags' values, as given.
@@ -81,6 +85,12 @@ type Options struct {
 	Reruns, MaxBlocks             int
 	AA                            bool
 	TimeBudget                    time.Duration
+	// Measure and the duet's settings (-measure, -known, -server-share,
+	// -duet-quota).
+	Measure     string
+	Known       time.Duration
+	ServerShare float64
+	NoQuota     bool
 }
 
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
@@ -210,6 +220,9 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	if o.AA {
 		cfg.Gate.Twin, cfg.Twin = cfg.Baseline, cfg.Baseline
 	}
+	if cfg.Measure, cfg.Duet, err = duetOf(o); err != nil {
+		return Config{}, err
+	}
 	if err := checkAttribute(cfg); err != nil {
 		return Config{}, err
 	}
@@ -326,4 +339,21 @@ func parseDrivers(s string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// duetOf checks -measure and the duet's flags. An Options made in code
+// with no Measure runs isolated, as the runner did before duet rounds.
+func duetOf(o Options) (string, Duet, error) {
+	m := cmp.Or(o.Measure, MeasureIsolated)
+	if !slices.Contains(Measures, m) {
+		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
+	}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), NoQuota: o.NoQuota}
+	switch {
+	case d.Known < 0 || d.Known > time.Millisecond:
+		return "", Duet{}, fmt.Errorf("-known %v: want 0 (no known-answer arm) to 1ms", o.Known)
+	case !(d.Share > 0 && d.Share <= 1):
+		return "", Duet{}, fmt.Errorf("-server-share %v: want a share in (0, 1] of the server CPUs for all arms together", o.ServerShare)
+	}
+	return m, d, nil
 }

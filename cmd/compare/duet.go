@@ -1,0 +1,49 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/run"
+)
+
+// Side by side, a round's window is shorter than an isolated run's and the
+// rounds go on until the primaries are precise: these are -measure duet's
+// defaults where the flags were not given.
+const (
+	duetWindow    = time.Second
+	duetRounds    = 10
+	duetPrecision = "2%"
+	duetBudget    = 5 * time.Minute
+)
+
+// duetFlags declares -measure and the duet's flags; the function it
+// returns applies the duet's defaults once the flags are parsed.
+func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) {
+	fs.StringVar(&o.Measure, "measure", run.MeasureDuet, "how the arms run: "+strings.Join(run.Measures, " or ")+
+		"; duet runs every arm of a group at the same moment, each server with an equal CPU quota, in rounds (-reps rounds at first, "+
+		duetWindow.String()+" each unless -duration, until -precision "+duetPrecision+" unless given, within -time-budget "+duetBudget.String()+"); "+
+		"plans it does not apply to run isolated, and say why")
+	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
+	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet: the share of the server CPUs the arms' quotas add up to")
+	quota := fs.Bool("duet-quota", true, "duet: give every server an equal CPU quota (false: the control, co-runners compete for the CPU)")
+	return func(given map[string]bool) {
+		o.NoQuota = !*quota
+		if o.Measure != run.MeasureDuet {
+			return
+		}
+		if !given["duration"] {
+			o.Duration = duetWindow
+		}
+		if !given["reps"] {
+			o.Reps = duetRounds
+		}
+		if !given["precision"] {
+			o.Precision = duetPrecision
+		}
+		if !given["time-budget"] {
+			o.TimeBudget = duetBudget
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package duet
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/locklab/locklab/internal/lab/paired"
+)
+
+// Metrics are the figures every comparison is judged on, in the order
+// reports list them: each with how to read it from an arm's measure.
+var Metrics = []Metric{
+	{Name: "calls/s", Of: Measure.CallsPerSec},
+	{Name: "CPU/call", Of: Measure.CPUPerCall},
+}
+
+// Metric is one figure of an arm in a round.
+type Metric struct {
+	Name string
+	Of   func(Measure) float64
+}
+
+// Options are the analysis's rules, fixed before the data.
+type Options struct {
+	Alpha  float64 // family-wise level (0.05)
+	Margin float64 // equivalence margin, a fraction (0.03)
+	// MinUtil is the share of its quota a server must use for its round
+	// to count: below it the server was not the bottleneck, its driver
+	// set the pace, and the arm's figure measures the driver.
+	MinUtil float64
+	// Known is the known-answer arm's extra spin per call.
+	Known time.Duration
+}
+
+// DefaultOptions are the runner's.
+var DefaultOptions = Options{Alpha: 0.05, Margin: 0.03, MinUtil: 0.8}
+
+// Calibration is the known-answer arm against the baseline: what it added
+// per call in server CPU and how much fewer calls/s it served, each beside
+// the value that is known to be true.
+type Calibration struct {
+	// TrueCPU is the spin added per call, in seconds; CPU the measured
+	// added server CPU per call (seconds), paired by round.
+	TrueCPU float64
+	CPU     paired.Difference
+	// Calls is the measured calls/s ratio; TrueCalls the ratio an equal
+	// CPU quota implies, c/(c+TrueCPU) for the baseline's CPU per call c
+	// (median over the rounds): under equal quotas a server that spends
+	// more per call serves fewer calls in that proportion.
+	Calls     paired.Robust
+	TrueCalls float64
+	// N is the rounds both arms kept.
+	N int
+}
+
+// CPUOK says whether the true added CPU lies inside the measured interval.
+func (c Calibration) CPUOK() bool { return c.N >= 3 && c.CPU.Contains(c.TrueCPU) }
+
+// CallsOK says whether the implied calls/s ratio lies inside the measured
+// interval.
+func (c Calibration) CallsOK() bool {
+	return c.N >= 3 && c.Calls.Lo <= c.TrueCalls && c.TrueCalls <= c.Calls.Hi
+}
+
+// Estimate is a comparison outside the family (the A/A control, the
+// ceiling): an effect and its interval, no verdict.
+type Estimate struct {
+	Design, Metric string
+	paired.Robust
+	// Unpaired is the same rounds' interval half-width (ratio scale) when
+	// the arms are not paired by round: what pairing buys.
+	Unpaired float64
+}
+
+// Group is one group's analysis.
+type Group struct {
+	Name string
+	Arms []Arm
+	// Rounds ran; Clean kept by the gate; Drops the gate's reasons.
+	Rounds, Clean int
+	Drops         []string
+	// Lost counts, per arm, the clean rounds the arm could not be used
+	// in: it failed, or its server used less than MinUtil of its quota.
+	Lost map[string]int
+	// Util is each arm's median share of its quota over the clean rounds.
+	Util map[string]float64
+	// LoadBound lists the arms whose median Util is below MinUtil: their
+	// driver, not their server, set the pace.
+	LoadBound []string
+	// AA is the twin against the baseline on each metric.
+	AA []Estimate
+	// Ceiling is noop against the baseline, where it ran.
+	Ceiling []Estimate
+	// Known is the calibration; nil where the group has no known arm.
+	Known *Calibration
+	// Unpaired is, per design and metric ("inputQ calls/s"), the interval
+	// half-width the same rounds give unpaired; Paired the paired one.
+	Unpaired, Paired map[string]float64
+}
+
+// Floor is the A/A control's widest reach from no effect over both
+// metrics: the smallest effect this group's rounds can tell from noise.
+func (g Group) Floor() float64 {
+	f := 0.0
+	for _, e := range g.AA {
+		if e.N >= 3 {
+			f = max(f, math.Abs(e.Lo-1), math.Abs(e.Hi-1))
+		} else {
+			return math.Inf(1)
+		}
+	}
+	return f
+}
+
+// Primary is a primary comparison with its group.
+type Primary struct {
+	Group string
+	paired.Primary
+}
+
+// Result is a study's analysis.
+type Result struct {
+	Options   Options
+	Groups    []Group
+	Primaries []Primary
+}
+
+// WidestPrimary is the largest half-width (ratio scale) of a primary
+// interval, for -precision's rule; false when no primary has one.
+func (r Result) WidestPrimary() (float64, bool) {
+	hw, ok := 0.0, false
+	for _, p := range r.Primaries {
+		if p.N < paired.MinBlocksRobust {
+			return math.Inf(1), true
+		}
+		hw, ok = max(hw, (p.Hi-p.Lo)/2), true
+	}
+	return hw, ok
+}
+
+// Analyse judges rounds. arms gives each group's arms (every group must
+// have exactly one baseline); rounds may come in any order.
+func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
+	res := Result{Options: o}
+	var cs []paired.Comparison
+	var csGroup []string
+	names := make([]string, 0, len(arms))
+	for g := range arms {
+		names = append(names, g)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(firstIndex(rounds, a), firstIndex(rounds, b)) })
+	for _, name := range names {
+		g := Group{Name: name, Arms: arms[name], Lost: map[string]int{}, Util: map[string]float64{}, Unpaired: map[string]float64{}, Paired: map[string]float64{}}
+		base, ok := roleArm(g.Arms, RoleBaseline)
+		if !ok {
+			return res, fmt.Errorf("duet: group %s has no baseline arm", name)
+		}
+		var clean []Round
+		for _, r := range rounds {
+			if r.Group != name {
+				continue
+			}
+			g.Rounds++
+			if r.Dropped != "" {
+				g.Drops = append(g.Drops, r.Dropped)
+				continue
+			}
+			clean = append(clean, r)
+		}
+		g.Clean = len(clean)
+		usable := func(r Round, arm string) (Measure, bool) {
+			m, ok := r.Arm(arm)
+			return m, ok && m.Failed == "" && m.Requests > 0 && (m.Quota == 0 || m.Util() >= o.MinUtil)
+		}
+		for _, a := range g.Arms {
+			var utils []float64
+			for _, r := range clean {
+				if m, ok := r.Arm(a.Name); ok && m.Failed == "" {
+					utils = append(utils, m.Util())
+				}
+				if _, ok := usable(r, a.Name); !ok {
+					g.Lost[a.Name]++
+				}
+			}
+			if len(utils) > 0 {
+				slices.Sort(utils)
+				g.Util[a.Name] = stat.Quantile(0.5, stat.Empirical, utils, nil)
+				if g.Util[a.Name] < o.MinUtil {
+					g.LoadBound = append(g.LoadBound, a.Name)
+				}
+			}
+		}
+		pairs := func(arm string, m Metric) (x, b []float64) {
+			for _, r := range clean {
+				mx, okx := usable(r, arm)
+				mb, okb := usable(r, base.Name)
+				if okx && okb {
+					x, b = append(x, m.Of(mx)), append(b, m.Of(mb))
+				}
+			}
+			return x, b
+		}
+		for _, a := range g.Arms {
+			switch a.Role {
+			case RoleDesign:
+				for _, m := range Metrics {
+					x, b := pairs(a.Name, m)
+					cs = append(cs, paired.Comparison{Design: a.Name, Baseline: base.Name, Metric: m.Name, DesignValues: x, BaselineValues: b})
+					csGroup = append(csGroup, name)
+					g.Unpaired[a.Name+" "+m.Name] = unpairedHalfWidth(x, b)
+				}
+			case RoleTwin, RoleCeiling:
+				for _, m := range Metrics {
+					x, b := pairs(a.Name, m)
+					e := Estimate{Design: a.Name, Metric: m.Name, Unpaired: unpairedHalfWidth(x, b)}
+					if len(x) >= 3 {
+						logs := logRatios(x, b)
+						e.Robust, _ = paired.Yuen(logs, o.Alpha)
+					} else {
+						e.N = len(x)
+					}
+					if a.Role == RoleTwin {
+						g.AA = append(g.AA, e)
+					} else {
+						g.Ceiling = append(g.Ceiling, e)
+					}
+				}
+			case RoleKnown:
+				c := Calibration{TrueCPU: o.Known.Seconds()}
+				x, b := pairs(a.Name, Metrics[1])
+				c.N = len(x)
+				if len(x) >= 3 {
+					d, _ := paired.Differences(x, b)
+					c.CPU, _ = paired.EstimateDifference(d)
+					cb := slices.Clone(b)
+					slices.Sort(cb)
+					med := stat.Quantile(0.5, stat.Empirical, cb, nil)
+					c.TrueCalls = med / (med + c.TrueCPU)
+					xc, bc := pairs(a.Name, Metrics[0])
+					c.Calls, _ = paired.Yuen(logRatios(xc, bc), o.Alpha)
+				}
+				g.Known = &c
+			}
+		}
+		res.Groups = append(res.Groups, g)
+	}
+	if len(cs) == 0 {
+		return res, nil
+	}
+	ps, err := paired.Confirm(cs, o.Alpha, o.Margin)
+	if err != nil {
+		return res, err
+	}
+	for i, p := range ps {
+		res.Primaries = append(res.Primaries, Primary{Group: csGroup[i], Primary: p})
+		for gi := range res.Groups {
+			if res.Groups[gi].Name == csGroup[i] && p.N >= 3 {
+				res.Groups[gi].Paired[p.Design+" "+p.Metric] = (p.Hi - p.Lo) / 2
+			}
+		}
+	}
+	return res, nil
+}
+
+func firstIndex(rounds []Round, group string) int {
+	i := slices.IndexFunc(rounds, func(r Round) bool { return r.Group == group })
+	if i < 0 {
+		return math.MaxInt
+	}
+	return i
+}
+
+func roleArm(arms []Arm, role string) (Arm, bool) {
+	i := slices.IndexFunc(arms, func(a Arm) bool { return a.Role == role })
+	if i < 0 {
+		return Arm{}, false
+	}
+	return arms[i], true
+}
+
+func logRatios(x, b []float64) []float64 {
+	out := make([]float64, len(x))
+	for i := range x {
+		out[i] = math.Log(x[i] / b[i])
+	}
+	return out
+}
+
+// unpairedHalfWidth is the 95% half-width, on the ratio scale, of the
+// ratio of geometric means when the two arms' rounds are treated as
+// independent samples (Welch): the interval an analysis that ignored the
+// rounds would give. NaN with fewer than 3 rounds.
+func unpairedHalfWidth(x, b []float64) float64 {
+	n := len(x)
+	if n < 3 || len(b) != n {
+		return math.NaN()
+	}
+	lx, lb := make([]float64, n), make([]float64, n)
+	for i := range x {
+		lx[i], lb[i] = math.Log(x[i]), math.Log(b[i])
+	}
+	vx, vb := stat.Variance(lx, nil)/float64(n), stat.Variance(lb, nil)/float64(n)
+	se := math.Sqrt(vx + vb)
+	if se == 0 {
+		return 0
+	}
+	df := (vx + vb) * (vx + vb) / (vx*vx/float64(n-1) + vb*vb/float64(n-1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
+	d := stat.Mean(lx, nil) - stat.Mean(lb, nil)
+	return (math.Exp(d+t*se) - math.Exp(d-t*se)) / 2
+}

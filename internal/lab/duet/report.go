@@ -1,0 +1,174 @@
+package duet
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/internal/lab/paired"
+)
+
+// Header is what a report says of how its rounds ran.
+type Header struct {
+	Title   string // "make compare"
+	Command string
+	Commit  string
+	// Setup describes the rounds: CPUs, quotas, round length, drivers.
+	Setup []string
+	// Notes are lines the runner adds (what ran isolated, and why).
+	Notes []string
+}
+
+// WriteMarkdown renders the analysis as report.md: the answer first, then
+// the calibrations, every primary, and the rounds.
+func WriteMarkdown(w io.Writer, h Header, r Result) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# %s\n\n", h.Title)
+	p("Measured side by side (duet): in every round each arm ran on a fresh server of its own, all at the same moment on the same server CPUs with equal CPU quotas, each driven by its own driver; each comparison pairs the arms within a round.\n\n")
+	if h.Command != "" {
+		p("Command: `%s`", h.Command)
+		if h.Commit != "" {
+			p(" at %s", h.Commit)
+		}
+		p("\n\n")
+	}
+	p("## The answer\n\n")
+	for _, g := range r.Groups {
+		p("- **%s**:", g.Name)
+		first := true
+		for _, pr := range r.Primaries {
+			if pr.Group != g.Name {
+				continue
+			}
+			if !first {
+				p(";")
+			}
+			first = false
+			p(" %s", pr.Sentence())
+		}
+		if len(g.LoadBound) > 0 {
+			p(" — load-bound arms, their rounds left out: %s", strings.Join(g.LoadBound, ", "))
+		}
+		p(".\n")
+	}
+	p("\n## Calibration: the A/A control and the known answer\n\n")
+	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and under equal quotas its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call).\n\n")
+	p("| group | rounds kept | A/A calls/s | A/A CPU/call | A/A floor | known: added CPU/call (true) | known: calls/s (implied) | calibration |\n")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, g := range r.Groups {
+		aa := map[string]string{}
+		for _, e := range g.AA {
+			aa[e.Metric] = estimate(e)
+		}
+		known, calls, verdict := "—", "—", "no known arm"
+		if k := g.Known; k != nil {
+			if k.N >= 3 {
+				known = fmt.Sprintf("%+.2f µs [%+.2f, %+.2f] (%+.2f µs)", 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU)
+				calls = fmt.Sprintf("%s [%s, %s] (%s)", paired.Pct(k.Calls.Ratio-1), paired.Pct(k.Calls.Lo-1), paired.Pct(k.Calls.Hi-1), paired.Pct(k.TrueCalls-1))
+				verdict = map[bool]string{true: "true CPU inside", false: "**true CPU outside**"}[k.CPUOK()] + ", " +
+					map[bool]string{true: "implied calls/s inside", false: "**implied calls/s outside**"}[k.CallsOK()]
+			} else {
+				verdict = fmt.Sprintf("too few rounds (%d)", k.N)
+			}
+		}
+		floor := "—"
+		if f := g.Floor(); !math.IsInf(f, 1) {
+			floor = "±" + paired.PctAbs(f)
+		}
+		p("| %s | %d of %d | %s | %s | %s | %s | %s | %s |\n", g.Name, g.Clean, g.Rounds, cmpOr(aa["calls/s"]), cmpOr(aa["CPU/call"]), floor, known, calls, verdict)
+	}
+	p("\n## Every primary comparison\n\n")
+	p("Declared before the runs: every design against the baseline in every group, on calls/s and on server CPU per call; judged together (Holm, α = %g), \"the same\" only within ±%s.\n\n", r.Options.Alpha, paired.PctAbs(r.Options.Margin))
+	p("| group | design | metric | effect [95%%] | outcome | rounds | unpaired half-width | paired half-width |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, pr := range r.Primaries {
+		g := r.group(pr.Group)
+		key := pr.Design + " " + pr.Metric
+		p("| %s | %s | %s | %s | %s | %d | %s | %s |\n", pr.Group, pr.Design, pr.Metric, effect(pr.Robust), pr.Outcome, pr.N, halfWidth(g.Unpaired[key]), halfWidth(g.Paired[key]))
+	}
+	if slices.ContainsFunc(r.Groups, func(g Group) bool { return len(g.Ceiling) > 0 }) {
+		p("\n## The harness's ceiling (noop), not judged\n\n| group | metric | noop against the baseline |\n| --- | --- | --- |\n")
+		for _, g := range r.Groups {
+			for _, e := range g.Ceiling {
+				p("| %s | %s | %s |\n", g.Name, e.Metric, estimate(e))
+			}
+		}
+	}
+	p("\n## Rounds\n\n")
+	p("A round is dropped for every arm when steal or foreign CPU on either CPU set passed the gate's limit; an arm's figure in a kept round is left out when its server failed or used less than %s of its quota (its driver set the pace).\n\n", paired.PctAbs(r.Options.MinUtil))
+	p("| group | rounds | dropped by the gate | arm: median share of its quota used (rounds left out) |\n| --- | --- | --- | --- |\n")
+	for _, g := range r.Groups {
+		var arms []string
+		for _, a := range g.Arms {
+			arms = append(arms, fmt.Sprintf("%s %s (%d)", a.Name, paired.PctAbs(g.Util[a.Name]), g.Lost[a.Name]))
+		}
+		p("| %s | %d | %d%s | %s |\n", g.Name, g.Rounds, len(g.Drops), dropReasons(g.Drops), strings.Join(arms, "; "))
+	}
+	if len(h.Setup) > 0 {
+		p("\n## Setup\n\n")
+		for _, s := range h.Setup {
+			p("- %s\n", s)
+		}
+	}
+	for _, n := range h.Notes {
+		p("\n%s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r Result) group(name string) Group {
+	for _, g := range r.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return Group{}
+}
+
+func effect(e paired.Robust) string {
+	if e.N < 3 {
+		return fmt.Sprintf("— (n=%d)", e.N)
+	}
+	return fmt.Sprintf("%s [%s, %s]", paired.Pct(e.Ratio-1), paired.Pct(e.Lo-1), paired.Pct(e.Hi-1))
+}
+
+func estimate(e Estimate) string { return effect(e.Robust) }
+
+func halfWidth(f float64) string {
+	if math.IsNaN(f) {
+		return "—"
+	}
+	return "±" + paired.PctAbs(f)
+}
+
+func cmpOr(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// dropReasons summarises the gate's reasons by kind.
+func dropReasons(drops []string) string {
+	if len(drops) == 0 {
+		return ""
+	}
+	count := map[string]int{}
+	var kinds []string
+	for _, d := range drops {
+		k, _, _ := strings.Cut(d, " > ")
+		k = strings.TrimRightFunc(k, func(r rune) bool { return r == '%' || r == '.' || r >= '0' && r <= '9' || r == ' ' })
+		if count[k] == 0 {
+			kinds = append(kinds, k)
+		}
+		count[k]++
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, count[k]))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}

@@ -1,0 +1,711 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/locklab/locklab/internal/lab/cgroup"
+	"github.com/locklab/locklab/internal/lab/cpuset"
+	"github.com/locklab/locklab/internal/lab/duet"
+	"github.com/locklab/locklab/internal/lab/paired"
+	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/record"
+	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+)
+
+// Measures are the ways the runner can measure, the default first.
+var Measures = []string{MeasureDuet, MeasureIsolated}
+
+const (
+	// MeasureDuet runs the arms of each group side by side, at the same
+	// moment, each server with an equal CPU quota (docs/methodology.md).
+	MeasureDuet = "duet"
+	// MeasureIsolated runs one server at a time, the arms in blocks.
+	MeasureIsolated = "isolated"
+)
+
+// Duet is how side-by-side rounds run.
+type Duet struct {
+	// Known is the known-answer arm's extra spin per call (the baseline
+	// with -work raised by it); 0 leaves the arm out.
+	Known time.Duration
+	// Share is the part of the server CPU set the arms' quotas add up
+	// to: each of k arms gets Share × CPUs / k. Less than 1 leaves the
+	// kernel's network work room on the set.
+	Share float64
+	// NoQuota runs the servers side by side without quotas: the control
+	// that shows why the quotas are there.
+	NoQuota bool
+}
+
+// DefaultKnown and DefaultShare are the duet's defaults.
+const (
+	DefaultKnown = 2 * time.Microsecond
+	DefaultShare = 0.8
+)
+
+// DuetDrivers are the drivers a duet round can start several of at once:
+// each runs for a fixed time and needs no summary of its own (the servers
+// count the calls).
+var DuetDrivers = []string{"go", "h2load"}
+
+// ErrDriverCannotKeepUp is returned before any round when a probe round
+// showed a judged arm's server using less than its quota: the driver, not
+// the server, would set the pace.
+var ErrDriverCannotKeepUp = errors.New("the plan's driver cannot keep up with its servers")
+
+// DuetApplies says why a plan cannot run side by side ("" when it can).
+func DuetApplies(cfg Config) string {
+	switch {
+	case cfg.Model != "closed":
+		return "the open model's latency at a fixed rate is what it measures, and co-runners sharing a CPU quota change latency"
+	case cfg.Profile != "" || cfg.Factors.Attributes() || cfg.Factors.Ledgers():
+		return "profiles, attribution and the latency ledger read one server's own time"
+	case len(cfg.Factors.Values(plan.Runtime)) > 1:
+		return "the runtime factor's arms are built apart"
+	case len(cfg.ServerCPUs) == 0:
+		return "the server and the driver need CPU sets of their own (two CPUs at least, -pin)"
+	}
+	for _, d := range cfg.Drivers {
+		if !slices.Contains(DuetDrivers, d) {
+			return "driver " + d + " runs one process per run with a summary of its own; duet rounds start " + strings.Join(DuetDrivers, " or ")
+		}
+	}
+	return ""
+}
+
+// duetGroup is one group's arms and what each runs.
+type duetGroup struct {
+	name  string
+	arms  []duet.Arm
+	specs map[string]plan.Spec // by arm name
+	place plan.Placement
+}
+
+// duetGroups reads the groups and their arms from the plan's first block,
+// and adds the known-answer arm to each.
+func duetGroups(cfg Config, specs []plan.Spec) ([]duetGroup, error) {
+	var out []duetGroup
+	byCell := map[string]int{}
+	for _, s := range specs {
+		if s.Rep != 1 {
+			continue
+		}
+		key := strings.TrimSuffix(s.Cell(), "|1")
+		i, ok := byCell[key]
+		if !ok {
+			place, err := cfg.placement(s.Factors)
+			if err != nil {
+				return nil, err
+			}
+			name := fmt.Sprintf("%s · %s · %d", s.Workload, s.Driver, s.Level)
+			if k := s.Factors.WithoutArms().Key(); k != "" && k != plan.DefaultPoint().Key() {
+				name += " · " + k
+			}
+			out = append(out, duetGroup{name: name, specs: map[string]plan.Spec{}, place: place})
+			i = len(out) - 1
+			byCell[key] = i
+		}
+		g := &out[i]
+		a := duet.Arm{Name: s.Arm(), Mode: s.Mode}
+		switch {
+		case s.Twin:
+			a.Role = duet.RoleTwin
+		case s.Mode == cfg.Baseline:
+			a.Role = duet.RoleBaseline
+		case s.Mode == "noop":
+			a.Role = duet.RoleCeiling
+		default:
+			a.Role = duet.RoleDesign
+		}
+		g.arms = append(g.arms, a)
+		g.specs[a.Name] = s
+	}
+	for i := range out {
+		g := &out[i]
+		base := slices.IndexFunc(g.arms, func(a duet.Arm) bool { return a.Role == duet.RoleBaseline })
+		if base < 0 {
+			return nil, fmt.Errorf("group %s: the baseline %s does not serve it", g.name, cfg.Baseline)
+		}
+		if cfg.Duet.Known > 0 {
+			k := duet.Arm{Name: fmt.Sprintf("%s +%v", cfg.Baseline, cfg.Duet.Known), Mode: cfg.Baseline, Role: duet.RoleKnown}
+			g.arms = append(g.arms, k)
+			g.specs[k.Name] = g.specs[g.arms[base].Name]
+		}
+	}
+	return out, nil
+}
+
+// knownArgs are the server flags of a known-answer arm: the factor's work
+// plus the known spin.
+func knownArgs(args []string, known time.Duration) []string {
+	out := slices.Clone(args)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "-work" {
+			d, err := time.ParseDuration(out[i+1])
+			if err == nil {
+				out[i+1] = (d + known).String()
+				return out
+			}
+		}
+	}
+	return append(out, "-work", known.String())
+}
+
+// duetRunner runs rounds and keeps them.
+type duetRunner struct {
+	cfg    Config
+	groups []duetGroup
+	ctl    *cgroup.Controller
+	rounds []duet.Round
+	file   *os.File // rounds.jsonl
+	out    io.Writer
+}
+
+// RunDuet runs the comparison side by side, round after round, and writes
+// its results directory: rounds.jsonl as the rounds finish, then
+// duet.json and report.md.
+func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
+	cfg, cat, err := prepare(cfg)
+	if err != nil {
+		return err
+	}
+	if why := DuetApplies(cfg); why != "" {
+		return fmt.Errorf("-measure duet: %s; use -measure isolated", why)
+	}
+	specs := plan.Layout(cfg.Config, cat, Serves)
+	groups, err := duetGroups(cfg, specs)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return errors.New("nothing to run: no mode serves these workloads under these factors")
+	}
+	r := &duetRunner{cfg: cfg, groups: groups, out: out}
+	if !cfg.Duet.NoQuota {
+		if r.ctl, err = cgroup.Open("/sys/fs/cgroup"); err != nil {
+			return err
+		}
+	}
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join("results", time.Now().UTC().Format("20060102-150405"))
+		r.cfg.Out = cfg.Out
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+	release, err := labLock(ctx, lockPath(), out)
+	if err != nil {
+		return err
+	}
+	defer release()
+	started := time.Now()
+	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (%s window after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
+		len(groups), minArms(groups), maxArms(groups), cfg.Reps, cfg.Duration, cfg.Warmup, paired.PctAbs(cfg.Gate.Precision), max(cfg.Reps, cfg.Gate.MaxBlocks), cfg.Out)
+	if err := r.probe(ctx); err != nil {
+		return err
+	}
+	if r.file, err = os.Create(filepath.Join(cfg.Out, "rounds.jsonl")); err != nil {
+		return err
+	}
+	defer r.file.Close()
+	if err := r.writeMeta(started); err != nil {
+		return err
+	}
+	if err := r.runRounds(ctx, 1, cfg.Reps); err != nil {
+		return err
+	}
+	res, err := r.analyse()
+	if err != nil {
+		return err
+	}
+	if hw, ok := res.WidestPrimary(); ok && cfg.Gate.Precision > 0 {
+		total := paired.PlanBlocks(cfg.Reps, hw, cfg.Gate.Precision, cfg.Gate.MaxBlocks)
+		if cfg.TimeBudget > 0 {
+			per := time.Since(started) / time.Duration(cfg.Reps)
+			total = min(total, cfg.Reps+max(0, int((cfg.TimeBudget-time.Since(started))/per)))
+		}
+		fmt.Fprintf(out, "precision: the widest primary interval is ±%s (target ±%s): %d rounds in all\n", paired.PctAbs(hw), paired.PctAbs(cfg.Gate.Precision), max(total, cfg.Reps))
+		if total > cfg.Reps {
+			if err := r.runRounds(ctx, cfg.Reps+1, total); err != nil {
+				return err
+			}
+		}
+	}
+	return WriteDuetReport(cfg.Out, out)
+}
+
+func minArms(gs []duetGroup) int {
+	n := len(gs[0].arms)
+	for _, g := range gs {
+		n = min(n, len(g.arms))
+	}
+	return n
+}
+
+func maxArms(gs []duetGroup) int {
+	n := 0
+	for _, g := range gs {
+		n = max(n, len(g.arms))
+	}
+	return n
+}
+
+// duetMeta is duet.json: what the rounds were, for the report and for
+// -rerender.
+type duetMeta struct {
+	Command  string                `json:"command"`
+	Commit   string                `json:"commit"`
+	Started  time.Time             `json:"started"`
+	Options  duet.Options          `json:"options"`
+	Groups   map[string][]duet.Arm `json:"groups"`
+	Setup    []string              `json:"setup"`
+	Window   time.Duration         `json:"window"`
+	Warmup   time.Duration         `json:"warmup"`
+	Seed     int                   `json:"seed"`
+	NoQuota  bool                  `json:"no_quota,omitempty"`
+	MaxForgn float64               `json:"max_foreign"`
+}
+
+func (r *duetRunner) options() duet.Options {
+	o := duet.DefaultOptions
+	o.Margin, o.Known = r.cfg.Gate.Margin, r.cfg.Duet.Known
+	return o
+}
+
+func (r *duetRunner) writeMeta(started time.Time) error {
+	m := duetMeta{Command: r.cfg.Command, Commit: commitOf(newMeta(r.cfg, nil)), Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
+		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, NoQuota: r.cfg.Duet.NoQuota, MaxForgn: r.cfg.Gate.MaxForeign}
+	for _, g := range r.groups {
+		m.Groups[g.name] = g.arms
+		quota := "no CPU quota (the control)"
+		if !r.cfg.Duet.NoQuota {
+			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.Period)
+		}
+		m.Setup = append(m.Setup, fmt.Sprintf("%s: %d servers on CPU %s, %s; their drivers on CPU %s", g.name, len(g.arms), plan.CPUList(g.place.Server), quota, plan.CPUList(g.place.Driver)))
+	}
+	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then a %v window read from every server at the same two instants; a round is dropped when steal or foreign CPU on either set passed %s",
+		r.cfg.Seed, r.cfg.Warmup, r.cfg.Duration, paired.PctAbs(r.cfg.Gate.MaxForeign)))
+	return record.WriteJSON(filepath.Join(r.cfg.Out, "duet.json"), m)
+}
+
+// quota is each arm's CPU quota in a group, in CPUs.
+func (r *duetRunner) quota(g duetGroup) float64 {
+	if r.cfg.Duet.NoQuota {
+		return 0
+	}
+	return r.cfg.Duet.Share * float64(len(g.place.Server)) / float64(len(g.arms))
+}
+
+// runRounds runs rounds from to to of every group, the groups interleaved
+// round by round.
+func (r *duetRunner) runRounds(ctx context.Context, from, to int) error {
+	for i := from; i <= to; i++ {
+		for _, g := range r.groups {
+			rd, err := r.round(ctx, g, i, r.cfg.Warmup, r.cfg.Duration)
+			if err != nil {
+				return err
+			}
+			duet.Gate(&rd, r.cfg.Gate.MaxForeign)
+			r.rounds = append(r.rounds, rd)
+			line, _ := json.Marshal(rd)
+			if _, err := r.file.Write(append(line, '\n')); err != nil {
+				return err
+			}
+			fmt.Fprintf(r.out, "round %d · %s: %s\n", i, g.name, roundLine(rd))
+		}
+	}
+	return nil
+}
+
+func roundLine(rd duet.Round) string {
+	var parts []string
+	for _, m := range rd.Arms {
+		s := fmt.Sprintf("%s %.0f calls/s %.1f µs/call (%s of quota)", m.Arm, m.CallsPerSec(), 1e6*m.CPUPerCall(), paired.PctAbs(m.Util()))
+		if m.Failed != "" {
+			s = m.Arm + " FAILED: " + m.Failed
+		}
+		parts = append(parts, s)
+	}
+	if rd.Dropped != "" {
+		parts = append(parts, "dropped: "+rd.Dropped)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (r *duetRunner) analyse() (duet.Result, error) {
+	arms := map[string][]duet.Arm{}
+	for _, g := range r.groups {
+		arms[g.name] = g.arms
+	}
+	return duet.Analyse(arms, r.rounds, r.options())
+}
+
+// probe runs one short round of every group before the plan and refuses
+// it when a judged arm's server did not use its quota: its driver could
+// not keep up, and every round would measure the driver.
+func (r *duetRunner) probe(ctx context.Context) error {
+	var slow []string
+	o := r.options()
+	for _, g := range r.groups {
+		rd, err := r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		for _, a := range g.arms {
+			m, _ := rd.Arm(a.Name)
+			if a.Role == duet.RoleCeiling || m.Quota == 0 {
+				continue
+			}
+			if m.Failed != "" {
+				return fmt.Errorf("probe round, %s, %s: %s", g.name, a.Name, m.Failed)
+			}
+			if m.Util() < o.MinUtil {
+				slow = append(slow, fmt.Sprintf("%s, %s: the server used %s of its %.3g-CPU quota (%.0f calls/s), its driver %.2f CPU",
+					g.name, a.Name, paired.PctAbs(m.Util()), m.Quota, m.CallsPerSec(), m.DriverCPU/m.Window))
+			}
+		}
+	}
+	if len(slow) > 0 {
+		return fmt.Errorf("%w (a server must use %s of its quota at least):\n  %s\nuse a cheaper driver (-driver h2load for the counter), fewer arms, or a smaller -server-share",
+			ErrDriverCannotKeepUp, paired.PctAbs(o.MinUtil), strings.Join(slow, "\n  "))
+	}
+	return nil
+}
+
+// duetArm is one arm's processes in a round.
+type duetArm struct {
+	arm    duet.Arm
+	srv    *serverProc
+	group  *cgroup.Group
+	conn   *grpc.ClientConn
+	admin  locklabv1.AdminServiceClient
+	driver *exec.Cmd
+	dlog   *os.File
+	waited chan struct{}
+	m      duet.Measure
+	before struct {
+		stats  *locklabv1.GetStatsResponse
+		driver float64
+		cg     cgroup.Stat
+	}
+}
+
+// round runs one round of a group: fresh servers, each in its own CPU
+// group, their drivers, a warm-up, and the window read from every server
+// at the same two instants.
+func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, window time.Duration) (rd duet.Round, err error) {
+	rd = duet.Round{Group: g.name, Index: index, Started: time.Now().UTC()}
+	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(index)<<16|uint64(len(g.name))))
+	arms := make([]*duetArm, len(g.arms))
+	for i, a := range g.arms {
+		arms[i] = &duetArm{arm: a}
+	}
+	rng.Shuffle(len(arms), func(i, j int) { arms[i], arms[j] = arms[j], arms[i] })
+	for _, a := range arms {
+		rd.Order = append(rd.Order, a.arm.Name)
+	}
+	scratch, err := os.MkdirTemp("", "locklab-duet-")
+	if err != nil {
+		return rd, err
+	}
+	defer os.RemoveAll(scratch)
+	defer func() {
+		for _, a := range arms {
+			a.close()
+		}
+	}()
+	quota := r.quota(g)
+	for i, a := range arms {
+		spec := g.specs[a.arm.Name]
+		dir := filepath.Join(scratch, fmt.Sprint(i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return rd, err
+		}
+		if r.ctl != nil {
+			if a.group, err = r.ctl.New(quota); err != nil {
+				return rd, err
+			}
+		}
+		args := serverArgs(spec, dir, "")
+		if a.arm.Role == duet.RoleKnown {
+			args = knownArgs(args, r.cfg.Duet.Known)
+		}
+		bin, err := r.cfg.serverFor(spec.Factors)
+		if err != nil {
+			return rd, err
+		}
+		if a.srv, err = startServer(bin, args, g.place.Server, r.cfg.gomaxprocs(g.place.Server), filepath.Join(dir, "server.log")); err != nil {
+			return rd, err
+		}
+		if a.group != nil {
+			if err := a.group.Add(a.srv.pid()); err != nil {
+				return rd, err
+			}
+		}
+		if a.conn, err = grpc.NewClient(a.srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			return rd, err
+		}
+		a.admin = locklabv1.NewAdminServiceClient(a.conn)
+		if _, err := a.admin.Reset(ctx, resetRequest(spec)); err != nil {
+			return rd, fmt.Errorf("%s: reset: %w", a.arm.Name, err)
+		}
+	}
+	// Every driver runs past the window's end, so that none is winding
+	// down inside it.
+	tail := 300 * time.Millisecond
+	for i, a := range arms {
+		spec := g.specs[a.arm.Name]
+		d, _ := LookupDriver(spec.Driver)
+		dir := filepath.Join(scratch, fmt.Sprint(i))
+		job := Job{Spec: spec, Addr: a.srv.address(), Duration: warm + window + tail, Warmup: true, Scratch: dir, Place: g.place,
+			Summary: filepath.Join(dir, "summary.json"), Log: filepath.Join(dir, "driver.log")}
+		argv, env, err := d.Command(r.cfg, job)
+		if err != nil {
+			return rd, err
+		}
+		argv = pinned(g.place.Driver, argv)
+		a.driver = exec.Command(argv[0], argv[1:]...)
+		a.driver.Env = append(append(os.Environ(), env...), gomaxprocsEnv(r.cfg.gomaxprocs(g.place.Driver))...)
+		if a.dlog, err = os.Create(job.Log); err != nil {
+			return rd, err
+		}
+		a.driver.Stdout, a.driver.Stderr = a.dlog, a.dlog
+		if err := a.driver.Start(); err != nil {
+			return rd, fmt.Errorf("%s: start driver: %w", a.arm.Name, err)
+		}
+		a.waited = make(chan struct{})
+		go func() { // ends when the driver does
+			_ = a.driver.Wait()
+			close(a.waited)
+		}()
+	}
+	if err := sleepCtx(ctx, warm); err != nil {
+		return rd, err
+	}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return rd, err
+	}
+	c0, err := cpuset.Read(fs)
+	if err != nil {
+		return rd, err
+	}
+	r.sample(ctx, arms, true)
+	if err := sleepCtx(ctx, window); err != nil {
+		return rd, err
+	}
+	c1, err := cpuset.Read(fs)
+	if err != nil {
+		return rd, err
+	}
+	r.sample(ctx, arms, false)
+	var serverCPU, driverCPU float64
+	for _, a := range arms {
+		a.m.Quota = quota
+		serverCPU += a.m.CPU
+		driverCPU += a.m.DriverCPU
+	}
+	srvSet, drvSet := c1.Set(g.place.Server).Minus(c0.Set(g.place.Server)), c1.Set(g.place.Driver).Minus(c0.Set(g.place.Driver))
+	rd.ServerSteal, rd.ServerForeign = srvSet.StealShare(), srvSet.Foreign(serverCPU)
+	rd.DriverSteal, rd.DriverForeign = drvSet.StealShare(), drvSet.Foreign(driverCPU)
+	for _, a := range arms {
+		select {
+		case <-a.waited:
+		case <-time.After(tail + 10*time.Second):
+			_ = a.driver.Process.Kill()
+			<-a.waited
+			a.m.Failed = cmpOr(a.m.Failed, "the driver did not stop")
+		}
+		if code := a.driver.ProcessState.ExitCode(); code != 0 && a.m.Failed == "" {
+			a.m.Failed = fmt.Sprintf("driver exited %d: %s", code, tailOf(a.dlog.Name()))
+		}
+	}
+	// The arms in the order the group declares them.
+	for _, ga := range g.arms {
+		for _, a := range arms {
+			if a.arm.Name == ga.Name {
+				rd.Arms = append(rd.Arms, a.m)
+			}
+		}
+	}
+	return rd, nil
+}
+
+// sample reads every arm at once: its server's stats, its driver's CPU and
+// its group's throttling; the first call keeps them, the second makes the
+// window's measure.
+func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
+	var wg sync.WaitGroup
+	for _, a := range arms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.m.Arm = a.arm.Name
+			st, err := a.admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
+			if err != nil {
+				a.m.Failed = cmpOr(a.m.Failed, "stats: "+err.Error())
+				return
+			}
+			dcpu, _ := procCPUSeconds(a.driver.Process.Pid)
+			var cg cgroup.Stat
+			if a.group != nil {
+				cg, _ = a.group.Stat()
+			}
+			if first {
+				a.before.stats, a.before.driver, a.before.cg = st, dcpu, cg
+				return
+			}
+			if a.before.stats == nil {
+				return
+			}
+			a.m.Requests = st.GetRequests() - a.before.stats.GetRequests()
+			a.m.CPU = st.GetCpuSeconds() - a.before.stats.GetCpuSeconds()
+			a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
+			a.m.DriverCPU = dcpu - a.before.driver
+			a.m.Throttled = cg.Sub(a.before.cg).Throttled
+		}()
+	}
+	wg.Wait()
+}
+
+func (a *duetArm) close() {
+	if a.driver != nil && a.driver.Process != nil && a.waited != nil {
+		select {
+		case <-a.waited:
+		default:
+			_ = a.driver.Process.Signal(syscall.SIGKILL)
+			<-a.waited
+		}
+	}
+	if a.dlog != nil {
+		a.dlog.Close()
+	}
+	if a.conn != nil {
+		a.conn.Close()
+	}
+	if a.srv != nil {
+		if code, _ := a.srv.stop(); code != 0 && a.m.Failed == "" {
+			a.m.Failed = fmt.Sprintf("server exited %d", code)
+		}
+		a.srv = nil
+	}
+	if a.group != nil {
+		_ = a.group.Remove()
+		a.group = nil
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func tailOf(path string) string {
+	b, _ := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = "…" + s[len(s)-300:]
+	}
+	return s
+}
+
+// WriteDuetReport analyses a duet results directory's rounds.jsonl and
+// writes its report.md; -rerender calls it on a finished directory.
+func WriteDuetReport(dir string, out io.Writer) error {
+	var m duetMeta
+	b, err := os.ReadFile(filepath.Join(dir, "duet.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, "duet.json"), err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "rounds.jsonl"))
+	if err != nil {
+		return err
+	}
+	var rounds []duet.Round
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if line == "" {
+			continue
+		}
+		var rd duet.Round
+		if err := json.Unmarshal([]byte(line), &rd); err != nil {
+			return fmt.Errorf("rounds.jsonl: %w", err)
+		}
+		rounds = append(rounds, rd)
+	}
+	res, err := duet.Analyse(m.Groups, rounds, m.Options)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "report.md"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	title := "Side by side"
+	if m.Command != "" {
+		title = "Side by side: " + m.Command
+	}
+	if err := duet.WriteMarkdown(f, duet.Header{Title: title, Command: m.Command, Commit: m.Commit, Setup: m.Setup}, res); err != nil {
+		return err
+	}
+	for _, g := range res.Groups {
+		for _, p := range res.Primaries {
+			if p.Group == g.Name {
+				fmt.Fprintf(out, "%s: %s\n", g.Name, p.Sentence())
+			}
+		}
+		if k := g.Known; k != nil && k.N >= 3 {
+			fmt.Fprintf(out, "%s: known answer %+.2f µs [%+.2f, %+.2f] CPU/call (true %+.2f); A/A floor ±%s\n", g.Name, 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU, paired.PctAbs(g.Floor()))
+		}
+	}
+	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
+	return nil
+}
+
+// commitOf names the commit the runner ran from, "+dirty" when the work
+// tree had changes.
+func commitOf(m record.Meta) string {
+	if m.GitDirty && m.GitCommit != "" {
+		return m.GitCommit + "+dirty"
+	}
+	return m.GitCommit
+}
+
+// IsDuetDir says whether a results directory holds side-by-side rounds.
+func IsDuetDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "duet.json"))
+	return err == nil
+}
