@@ -1,0 +1,226 @@
+package duet
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/paired"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var testArms = []Arm{
+	{Name: "mutex", Mode: "mutex", Role: RoleBaseline},
+	{Name: "mutex (A/A)", Mode: "mutex", Role: RoleTwin},
+	{Name: "mutex +2µs", Mode: "mutex", Role: RoleKnown},
+	{Name: "inputQ", Mode: "inputQ", Role: RoleDesign},
+}
+
+// machine simulates rounds on a machine whose speed drifts: every arm of a
+// round meets the same speed (an AR(1) in log speed with sd drift and
+// round-to-round correlation rho), and each arm's process adds noise of its
+// own (sd proc). The baseline spends cpu seconds per call; the design
+// effect × fewer calls/s and 1/effect × the CPU; the known arm spin more
+// CPU per call, and the calls/s equal quotas imply.
+type machine struct {
+	rng                 *rand.Rand
+	drift, rho, proc    float64
+	cpu, effect, spin   float64
+	speed               float64
+	window, quota, util float64
+}
+
+func newMachine(seed uint64) *machine {
+	return &machine{rng: rand.New(rand.NewPCG(seed, 7)), drift: 0.10, rho: 0.8, proc: 0.03,
+		cpu: 20e-6, effect: 0.92, spin: 2e-6, window: 1, quota: 0.2, util: 0.98}
+}
+
+func (m *machine) round(group string, index int) Round {
+	m.speed = m.rho*m.speed + math.Sqrt(1-m.rho*m.rho)*m.drift*m.rng.NormFloat64()
+	r := Round{Group: group, Index: index}
+	for _, a := range testArms {
+		perCall := m.cpu
+		switch a.Role {
+		case RoleKnown:
+			perCall += m.spin
+		case RoleDesign:
+			perCall /= m.effect
+		}
+		perCall *= math.Exp(-m.speed + m.proc*m.rng.NormFloat64())
+		cpu := m.window * m.quota * m.util
+		r.Arms = append(r.Arms, Measure{Arm: a.Name, Requests: uint64(cpu / perCall), CPU: cpu, Window: m.window, Quota: m.quota})
+	}
+	return r
+}
+
+func (m *machine) rounds(group string, from, to int) []Round {
+	var out []Round
+	for i := from; i <= to; i++ {
+		out = append(out, m.round(group, i))
+	}
+	return out
+}
+
+func groupsOf(names ...string) map[string][]Arm {
+	out := map[string][]Arm{}
+	for _, n := range names {
+		out[n] = testArms
+	}
+	return out
+}
+
+func primary(t *testing.T, res Result, design, metric string) Primary {
+	for _, p := range res.Primaries {
+		if p.Design == design && p.Metric == metric {
+			return p
+		}
+	}
+	t.Fatalf("no primary %s %s", design, metric)
+	return Primary{}
+}
+
+// TestCoverageUnderTheStoppingRule: rounds whose arms share a drifting
+// machine speed recover the known ratio, with -precision's two-stage rule
+// deciding how many rounds to add, in at least 93% of simulated studies.
+func TestCoverageUnderTheStoppingRule(t *testing.T) {
+	const sims, n0, target, maxRounds = 400, 10, 0.02, 30
+	o := DefaultOptions
+	o.Known = 2 * time.Microsecond
+	covered, extended := 0, 0
+	for s := range sims {
+		m := newMachine(uint64(s))
+		rounds := m.rounds("g", 1, n0)
+		res, err := Analyse(groupsOf("g"), rounds, o)
+		require.NoError(t, err)
+		hw, ok := res.WidestPrimary()
+		require.True(t, ok)
+		if total := paired.PlanBlocks(n0, hw, target, maxRounds); total > n0 {
+			extended++
+			rounds = append(rounds, m.rounds("g", n0+1, total)...)
+			res, err = Analyse(groupsOf("g"), rounds, o)
+			require.NoError(t, err)
+		}
+		p := primary(t, res, "inputQ", "calls/s")
+		if p.Lo <= m.effect && m.effect <= p.Hi {
+			covered++
+		}
+	}
+	t.Logf("coverage %d/%d; %d studies added rounds", covered, sims, extended)
+	assert.GreaterOrEqual(t, float64(covered)/sims, 0.93)
+	assert.Positive(t, extended, "the rule was exercised")
+}
+
+// TestPairingNarrowsTheInterval: the same rounds analysed unpaired (the
+// control) give a wider interval than paired by round.
+func TestPairingNarrowsTheInterval(t *testing.T) {
+	m := newMachine(1)
+	res, err := Analyse(groupsOf("g"), m.rounds("g", 1, 20), DefaultOptions)
+	require.NoError(t, err)
+	g := res.Groups[0]
+	paired, unpaired := g.Paired["inputQ calls/s"], g.Unpaired["inputQ calls/s"]
+	t.Logf("half-width paired ±%.2f%%, unpaired ±%.2f%%", 100*paired, 100*unpaired)
+	assert.Greater(t, unpaired, 2*paired)
+}
+
+// TestCalibration: the known arm's measured added CPU holds the true spin,
+// and its calls/s the ratio equal quotas imply; the control, the known arm
+// with its spin removed, fails both checks.
+func TestCalibration(t *testing.T) {
+	o := DefaultOptions
+	o.Known = 2 * time.Microsecond
+	m := newMachine(3)
+	m.proc = 0.01
+	res, err := Analyse(groupsOf("g"), m.rounds("g", 1, 20), o)
+	require.NoError(t, err)
+	k := res.Groups[0].Known
+	require.NotNil(t, k)
+	assert.True(t, k.CPUOK(), "true %v in [%v, %v]", k.TrueCPU, k.CPU.Lo, k.CPU.Hi)
+	assert.True(t, k.CallsOK(), "implied %v in [%v, %v]", k.TrueCalls, k.Calls.Lo, k.Calls.Hi)
+
+	m = newMachine(3)
+	m.proc, m.spin = 0.01, 0
+	res, err = Analyse(groupsOf("g"), m.rounds("g", 1, 20), o)
+	require.NoError(t, err)
+	k = res.Groups[0].Known
+	assert.False(t, k.CPUOK(), "a known arm without its spin fails the CPU check")
+	assert.False(t, k.CallsOK(), "and the calls/s check")
+}
+
+// TestGateDropsARoundForEveryArm, and a round under the limit stays.
+func TestGateDropsARoundForEveryArm(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Round
+		drop bool
+	}{
+		{"quiet", Round{ServerSteal: 0.01, ServerForeign: 0.05, DriverSteal: 0.02, DriverForeign: 0.04}, false},
+		{"steal on the server CPUs", Round{ServerSteal: 0.15}, true},
+		{"foreign on the driver CPUs", Round{DriverForeign: 0.2}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			Gate(&tt.r, 0.1)
+			assert.Equal(t, tt.drop, tt.r.Dropped != "", tt.r.Dropped)
+		})
+	}
+	m := newMachine(5)
+	rounds := m.rounds("g", 1, 12)
+	rounds[3].ServerSteal = 0.3
+	Gate(&rounds[3], 0.1)
+	res, err := Analyse(groupsOf("g"), rounds, DefaultOptions)
+	require.NoError(t, err)
+	assert.Equal(t, 11, res.Groups[0].Clean)
+	assert.Equal(t, 11, primary(t, res, "inputQ", "calls/s").N, "the dropped round is gone for every arm")
+}
+
+// TestLoadBoundArmIsLeftOut: an arm whose server used less than MinUtil of
+// its quota is named load-bound and its rounds are left out; the control
+// is the same rounds with the server at its quota.
+func TestLoadBoundArmIsLeftOut(t *testing.T) {
+	m := newMachine(6)
+	rounds := m.rounds("g", 1, 10)
+	res, err := Analyse(groupsOf("g"), rounds, DefaultOptions)
+	require.NoError(t, err)
+	assert.Empty(t, res.Groups[0].LoadBound, "the control")
+	for i := range rounds {
+		rounds[i].Arms[3].CPU *= 0.5
+	}
+	res, err = Analyse(groupsOf("g"), rounds, DefaultOptions)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"inputQ"}, res.Groups[0].LoadBound)
+	p := primary(t, res, "inputQ", "calls/s")
+	assert.Equal(t, paired.OutcomeTooFew, p.Outcome)
+}
+
+// TestReportGolden renders a fixed analysis; go test -update rewrites it.
+func TestReportGolden(t *testing.T) {
+	m := newMachine(11)
+	rounds := append(m.rounds("counter · go · 10", 1, 12), newMachine(12).rounds("bank-A · go · 10", 1, 12)...)
+	rounds[2].ServerSteal = 0.4
+	Gate(&rounds[2], 0.1)
+	o := DefaultOptions
+	o.Known = 2 * time.Microsecond
+	res, err := Analyse(groupsOf("counter · go · 10", "bank-A · go · 10"), rounds, o)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, Header{Title: "Side by side: test", Command: "compare -reps 12", Commit: "abc1234",
+		Setup: []string{"4 servers on CPU 0"}}, res))
+	golden := filepath.Join("testdata", "report.golden.md")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), b.String())
+	assert.Contains(t, b.String(), "dropped", fmt.Sprint("the gate's drop is reported"))
+}
