@@ -30,9 +30,10 @@ type Metric struct {
 type Options struct {
 	Alpha  float64 // family-wise level (0.05)
 	Margin float64 // equivalence margin, a fraction (0.03)
-	// MinUtil is the share of its quota a server must use for its round
-	// to count: below it the server was not the bottleneck, its driver
-	// set the pace, and the arm's figure measures the driver.
+	// MinUtil is the share of its quota a server must use, when the
+	// drivers' CPUs are saturated, for its round to count: below it the
+	// driver set the pace, and the arm's figure measures the driver
+	// (Round.LoadBound).
 	MinUtil float64
 	// Known is the known-answer arm's extra spin per call.
 	Known time.Duration
@@ -86,11 +87,11 @@ type Group struct {
 	Rounds, Clean int
 	Drops         []string
 	// Lost counts, per arm, the clean rounds the arm could not be used
-	// in: it failed, or its server used less than MinUtil of its quota.
+	// in: it failed, or it was load-bound (Round.LoadBound).
 	Lost map[string]int
 	// Util is each arm's median share of its quota over the clean rounds.
 	Util map[string]float64
-	// LoadBound lists the arms whose median Util is below MinUtil: their
+	// LoadBound lists the arms load-bound in most clean rounds: their
 	// driver, not their server, set the pace.
 	LoadBound []string
 	// AA is the twin against the baseline on each metric.
@@ -176,13 +177,18 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 		g.Clean = len(clean)
 		usable := func(r Round, arm string) (Measure, bool) {
 			m, ok := r.Arm(arm)
-			return m, ok && m.Failed == "" && m.Requests > 0 && (m.Quota == 0 || m.Util() >= o.MinUtil)
+			return m, ok && m.Failed == "" && m.Requests > 0 && !r.LoadBound(m, o.MinUtil)
 		}
 		for _, a := range g.Arms {
 			var utils []float64
+			bound := 0
 			for _, r := range clean {
-				if m, ok := r.Arm(a.Name); ok && m.Failed == "" {
+				m, ok := r.Arm(a.Name)
+				if ok && m.Failed == "" {
 					utils = append(utils, m.Util())
+				}
+				if ok && r.LoadBound(m, o.MinUtil) {
+					bound++
 				}
 				if _, ok := usable(r, a.Name); !ok {
 					g.Lost[a.Name]++
@@ -191,9 +197,9 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 			if len(utils) > 0 {
 				slices.Sort(utils)
 				g.Util[a.Name] = stat.Quantile(0.5, stat.Empirical, utils, nil)
-				if g.Util[a.Name] < o.MinUtil {
-					g.LoadBound = append(g.LoadBound, a.Name)
-				}
+			}
+			if 2*bound > len(clean) {
+				g.LoadBound = append(g.LoadBound, a.Name)
 			}
 		}
 		pairs := func(arm string, m Metric) (x, b []float64) {

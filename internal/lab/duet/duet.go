@@ -102,10 +102,26 @@ type Round struct {
 	ServerForeign float64 `json:"server_foreign"`
 	DriverSteal   float64 `json:"driver_steal"`
 	DriverForeign float64 `json:"driver_foreign"`
+	// DriverBusy is the share of the driver CPU set that was busy: near 1
+	// the drivers had no CPU to spare.
+	DriverBusy float64 `json:"driver_busy"`
 	// Dropped says why the gate dropped the round for every arm ("" when
 	// it is clean).
 	Dropped string `json:"dropped,omitempty"`
 }
+
+// LoadBound says whether an arm's figure in the round measured its
+// driver: the server used less than minUtil of its quota while the
+// drivers' CPUs were saturated (busy beyond DriverSaturated). A server
+// below its quota with drivers to spare is waiting on its callers' round
+// trips, which is the closed loop's own pace, not the driver's.
+func (r Round) LoadBound(m Measure, minUtil float64) bool {
+	return m.Quota > 0 && m.Util() < minUtil && r.DriverBusy >= DriverSaturated
+}
+
+// DriverSaturated is the busy share of the driver CPUs beyond which the
+// drivers are taken to have had no CPU to spare.
+const DriverSaturated = 0.9
 
 // Arm finds an arm's figures in the round.
 func (r Round) Arm(name string) (Measure, bool) {

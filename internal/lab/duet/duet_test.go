@@ -184,8 +184,9 @@ func TestGateDropsARoundForEveryArm(t *testing.T) {
 }
 
 // TestLoadBoundArmIsLeftOut: an arm whose server used less than MinUtil of
-// its quota is named load-bound and its rounds are left out; the control
-// is the same rounds with the server at its quota.
+// its quota while the drivers' CPUs were saturated is named load-bound and
+// its rounds are left out; the controls are the same rounds with the
+// server at its quota, and with the drivers not saturated.
 func TestLoadBoundArmIsLeftOut(t *testing.T) {
 	m := newMachine(6)
 	rounds := m.rounds("g", 1, 10)
@@ -194,6 +195,12 @@ func TestLoadBoundArmIsLeftOut(t *testing.T) {
 	assert.Empty(t, res.Groups[0].LoadBound, "the control")
 	for i := range rounds {
 		rounds[i].Arms[3].CPU *= 0.5
+	}
+	res, err = Analyse(groupsOf("g"), rounds, DefaultOptions)
+	require.NoError(t, err)
+	assert.Empty(t, res.Groups[0].LoadBound, "below its quota with drivers to spare: the closed loop's pace, not the driver's")
+	for i := range rounds {
+		rounds[i].DriverBusy = 0.97
 	}
 	res, err = Analyse(groupsOf("g"), rounds, DefaultOptions)
 	require.NoError(t, err)

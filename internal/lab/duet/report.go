@@ -97,7 +97,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 		}
 	}
 	p("\n## Rounds\n\n")
-	p("A round is dropped for every arm when steal or foreign CPU on either CPU set passed the gate's limit; an arm's figure in a kept round is left out when its server failed or used less than %s of its quota (its driver set the pace).\n\n", paired.PctAbs(r.Options.MinUtil))
+	p("A round is dropped for every arm when steal or foreign CPU on either CPU set passed the gate's limit; an arm's figure in a kept round is left out when its server failed, or used less than %s of its quota while the drivers' CPUs were saturated (its driver set the pace).\n\n", paired.PctAbs(r.Options.MinUtil))
 	p("| group | rounds | dropped by the gate | arm: median share of its quota used (rounds left out) |\n| --- | --- | --- | --- |\n")
 	for _, g := range r.Groups {
 		var arms []string

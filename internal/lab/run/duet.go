@@ -358,35 +358,53 @@ func (r *duetRunner) analyse() (duet.Result, error) {
 }
 
 // probe runs one short round of every group before the plan and refuses
-// it when a judged arm's server did not use its quota: its driver could
-// not keep up, and every round would measure the driver.
+// it when a judged arm was load-bound: its driver could not keep up, and
+// every round would measure the driver. A probe round the gate drops is
+// run again, up to probeTries times; the plan is not refused on a round
+// the machine spoiled.
 func (r *duetRunner) probe(ctx context.Context) error {
 	var slow []string
 	o := r.options()
 	for _, g := range r.groups {
-		rd, err := r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond)
-		if err != nil {
-			return err
-		}
-		for _, a := range g.arms {
-			m, _ := rd.Arm(a.Name)
-			if a.Role == duet.RoleCeiling || m.Quota == 0 {
-				continue
+		var rd duet.Round
+		for try := 0; try < probeTries; try++ {
+			var err error
+			if rd, err = r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond); err != nil {
+				return err
 			}
-			if m.Failed != "" {
-				return fmt.Errorf("probe round, %s, %s: %s", g.name, a.Name, m.Failed)
-			}
-			if m.Util() < o.MinUtil {
-				slow = append(slow, fmt.Sprintf("%s, %s: the server used %s of its %.3g-CPU quota (%.0f calls/s), its driver %.2f CPU",
-					g.name, a.Name, paired.PctAbs(m.Util()), m.Quota, m.CallsPerSec(), m.DriverCPU/m.Window))
+			if duet.Gate(&rd, r.cfg.Gate.MaxForeign); rd.Dropped == "" {
+				break
 			}
 		}
+		if rd.Dropped != "" {
+			fmt.Fprintf(r.out, "probe, %s: every try spoiled (%s); the rounds will say whether the driver kept up\n", g.name, rd.Dropped)
+			continue
+		}
+		slow = append(slow, refusals(g, rd, o)...)
 	}
 	if len(slow) > 0 {
-		return fmt.Errorf("%w (a server must use %s of its quota at least):\n  %s\nuse a cheaper driver (-driver h2load for the counter), fewer arms, or a smaller -server-share",
+		return fmt.Errorf("%w (its CPUs were saturated while a server used less than %s of its quota):\n  %s\nuse a cheaper driver (-driver h2load for the counter), fewer arms, or a smaller -server-share",
 			ErrDriverCannotKeepUp, paired.PctAbs(o.MinUtil), strings.Join(slow, "\n  "))
 	}
 	return nil
+}
+
+// probeTries bounds the probe's rounds per group.
+const probeTries = 3
+
+// refusals lists the judged arms a probe round found load-bound, with the
+// figures that show it.
+func refusals(g duetGroup, rd duet.Round, o duet.Options) []string {
+	var out []string
+	for _, a := range g.arms {
+		m, _ := rd.Arm(a.Name)
+		if a.Role == duet.RoleCeiling || !rd.LoadBound(m, o.MinUtil) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s, %s: the server used %s of its %.3g-CPU quota (%.0f calls/s); the drivers' CPUs were %s busy",
+			g.name, a.Name, paired.PctAbs(m.Util()), m.Quota, m.CallsPerSec(), paired.PctAbs(rd.DriverBusy)))
+	}
+	return out
 }
 
 // duetArm is one arm's processes in a round.
@@ -524,7 +542,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	}
 	srvSet, drvSet := c1.Set(g.place.Server).Minus(c0.Set(g.place.Server)), c1.Set(g.place.Driver).Minus(c0.Set(g.place.Driver))
 	rd.ServerSteal, rd.ServerForeign = srvSet.StealShare(), srvSet.Foreign(serverCPU)
-	rd.DriverSteal, rd.DriverForeign = drvSet.StealShare(), drvSet.Foreign(driverCPU)
+	rd.DriverSteal, rd.DriverForeign, rd.DriverBusy = drvSet.StealShare(), drvSet.Foreign(driverCPU), drvSet.Busy()+drvSet.StealShare()
 	for _, a := range arms {
 		select {
 		case <-a.waited:
