@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ const (
 
 // duetFlags declares -measure and the duet's flags; the function it
 // returns applies the duet's defaults once the flags are parsed.
-func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) {
+func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) error {
 	fs.StringVar(&o.Measure, "measure", run.MeasureDuet, "how the arms run: "+strings.Join(run.Measures, " or ")+
 		"; duet runs every arm of a group at the same moment, each server with an equal CPU quota, in rounds (-reps rounds at first, "+
 		duetWindow.String()+" each unless -duration, until -precision "+duetPrecision+" unless given, within -time-budget "+duetBudget.String()+"); "+
@@ -28,10 +29,13 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) {
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet: the share of the server CPUs the arms' quotas add up to")
 	quota := fs.Bool("duet-quota", true, "duet: give every server an equal CPU quota (false: the control, co-runners compete for the CPU)")
-	return func(given map[string]bool) {
+	return func(given map[string]bool) error {
 		o.NoQuota = !*quota
+		if given["server-share"] && !(o.ServerShare > 0 && o.ServerShare <= 1) {
+			return fmt.Errorf("-server-share %v: want a share in (0, 1] of the server CPUs for all arms together", o.ServerShare)
+		}
 		if o.Measure != run.MeasureDuet {
-			return
+			return nil
 		}
 		if !given["duration"] {
 			o.Duration = duetWindow
@@ -45,5 +49,6 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) {
 		if !given["time-budget"] {
 			o.TimeBudget = duetBudget
 		}
+		return nil
 	}
 }

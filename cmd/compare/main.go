@@ -157,7 +157,9 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	duetDefaults(given)
+	if err := duetDefaults(given); err != nil {
+		return command{}, err
+	}
 	if !given["seed"] {
 		o.Seed = int(time.Now().UnixNano() & math.MaxInt32) // short enough to type back as -seed
 	}

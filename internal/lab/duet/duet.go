@@ -45,11 +45,15 @@ type Arm struct {
 // Measure is one arm's figures in one round, over the round's window.
 type Measure struct {
 	Arm string `json:"arm"`
-	// Requests answered and the server's own CPU seconds in the window,
-	// and the window as the server's clock measured it.
-	Requests uint64  `json:"requests"`
-	CPU      float64 `json:"cpu_s"`
-	Window   float64 `json:"window_s"`
+	// Requests are the workload's calls answered (the lab's admin calls
+	// left out); CPU the server's own CPU seconds in the window, and
+	// Window the window as the server's clock measured it.
+	Requests uint64 `json:"requests"`
+	// Writes are the requests of methods that may change state: the
+	// calls a known-answer arm's spin runs in.
+	Writes uint64  `json:"writes"`
+	CPU    float64 `json:"cpu_s"`
+	Window float64 `json:"window_s"`
 	// Quota is the arm's CPU quota in CPUs (0: none).
 	Quota float64 `json:"quota_cpus"`
 	// Throttled is the quota periods in the window in which the kernel
@@ -102,8 +106,8 @@ type Round struct {
 	ServerForeign float64 `json:"server_foreign"`
 	DriverSteal   float64 `json:"driver_steal"`
 	DriverForeign float64 `json:"driver_foreign"`
-	// DriverBusy is the share of the driver CPU set that was busy: near 1
-	// the drivers had no CPU to spare.
+	// DriverBusy is the share of the driver CPU set the drivers used:
+	// near 1 they had no CPU to spare.
 	DriverBusy float64 `json:"driver_busy"`
 	// Dropped says why the gate dropped the round for every arm ("" when
 	// it is clean).

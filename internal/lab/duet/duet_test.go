@@ -58,7 +58,8 @@ func (m *machine) round(group string, index int) Round {
 		}
 		perCall *= math.Exp(-m.speed + m.proc*m.rng.NormFloat64())
 		cpu := m.window * m.quota * m.util
-		r.Arms = append(r.Arms, Measure{Arm: a.Name, Requests: uint64(cpu / perCall), CPU: cpu, Window: m.window, Quota: m.quota})
+		n := uint64(cpu / perCall)
+		r.Arms = append(r.Arms, Measure{Arm: a.Name, Requests: n, Writes: n, CPU: cpu, Window: m.window, Quota: m.quota})
 	}
 	return r
 }

@@ -542,7 +542,10 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	}
 	srvSet, drvSet := c1.Set(g.place.Server).Minus(c0.Set(g.place.Server)), c1.Set(g.place.Driver).Minus(c0.Set(g.place.Driver))
 	rd.ServerSteal, rd.ServerForeign = srvSet.StealShare(), srvSet.Foreign(serverCPU)
-	rd.DriverSteal, rd.DriverForeign, rd.DriverBusy = drvSet.StealShare(), drvSet.Foreign(driverCPU), drvSet.Busy()+drvSet.StealShare()
+	rd.DriverSteal, rd.DriverForeign = drvSet.StealShare(), drvSet.Foreign(driverCPU)
+	if t := drvSet.Total(); t > 0 {
+		rd.DriverBusy = driverCPU / t // the drivers' own: foreign load is the gate's
+	}
 	for _, a := range arms {
 		select {
 		case <-a.waited:
@@ -593,7 +596,8 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 			if a.before.stats == nil {
 				return
 			}
-			a.m.Requests = st.GetRequests() - a.before.stats.GetRequests()
+			a.m.Requests = callsOf(st) - callsOf(a.before.stats)
+			a.m.Writes = writesOf(st) - writesOf(a.before.stats)
 			a.m.CPU = st.GetCpuSeconds() - a.before.stats.GetCpuSeconds()
 			a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
 			a.m.DriverCPU = dcpu - a.before.driver

@@ -1703,19 +1703,19 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\n" +
 	"SCENARIO_B\x10\x02\x12\x0e\n" +
 	"\n" +
-	"SCENARIO_C\x10\x032\xa1\x01\n" +
+	"SCENARIO_C\x10\x032\xa6\x01\n" +
 	"\x0eCounterService\x12H\n" +
-	"\tIncrement\x12\x1c.locklab.v1.IncrementRequest\x1a\x1d.locklab.v1.IncrementResponse\x12E\n" +
-	"\bGetValue\x12\x1b.locklab.v1.GetValueRequest\x1a\x1c.locklab.v1.GetValueResponse2\xfd\x01\n" +
+	"\tIncrement\x12\x1c.locklab.v1.IncrementRequest\x1a\x1d.locklab.v1.IncrementResponse\x12J\n" +
+	"\bGetValue\x12\x1b.locklab.v1.GetValueRequest\x1a\x1c.locklab.v1.GetValueResponse\"\x03\x90\x02\x012\x87\x02\n" +
 	"\vBankService\x12T\n" +
-	"\rTransferMoney\x12 .locklab.v1.TransferMoneyRequest\x1a!.locklab.v1.TransferMoneyResponse\x12K\n" +
+	"\rTransferMoney\x12 .locklab.v1.TransferMoneyRequest\x1a!.locklab.v1.TransferMoneyResponse\x12P\n" +
 	"\n" +
-	"GetBalance\x12\x1d.locklab.v1.GetBalanceRequest\x1a\x1e.locklab.v1.GetBalanceResponse\x12K\n" +
+	"GetBalance\x12\x1d.locklab.v1.GetBalanceRequest\x1a\x1e.locklab.v1.GetBalanceResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"GetHistory\x12\x1d.locklab.v1.GetHistoryRequest\x1a\x1e.locklab.v1.GetHistoryResponse2{\n" +
+	"GetHistory\x12\x1d.locklab.v1.GetHistoryRequest\x1a\x1e.locklab.v1.GetHistoryResponse\"\x03\x90\x02\x012\x80\x01\n" +
 	"\tKVService\x126\n" +
-	"\x03Put\x12\x16.locklab.v1.PutRequest\x1a\x17.locklab.v1.PutResponse\x126\n" +
-	"\x03Get\x12\x16.locklab.v1.GetRequest\x1a\x17.locklab.v1.GetResponse2\x93\x01\n" +
+	"\x03Put\x12\x16.locklab.v1.PutRequest\x1a\x17.locklab.v1.PutResponse\x12;\n" +
+	"\x03Get\x12\x16.locklab.v1.GetRequest\x1a\x17.locklab.v1.GetResponse\"\x03\x90\x02\x012\x93\x01\n" +
 	"\fAdminService\x12<\n" +
 	"\x05Reset\x12\x18.locklab.v1.ResetRequest\x1a\x19.locklab.v1.ResetResponse\x12E\n" +
 	"\bGetStats\x12\x1b.locklab.v1.GetStatsRequest\x1a\x1c.locklab.v1.GetStatsResponseB7Z5github.com/locklab/locklab/proto/locklab/v1;locklabv1b\x06proto3"

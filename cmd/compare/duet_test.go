@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/cgroup"
+	"github.com/locklab/locklab/internal/lab/duet"
+	"github.com/locklab/locklab/internal/lab/run"
+)
+
+// TestDuetEndToEnd runs a small side-by-side comparison for real: two
+// groups (the Go driver and h2load on the counter), each round four fresh
+// servers (mutex, its A/A twin, the known-answer arm, inputQ) in CPU groups
+// of their own, and checks what every round recorded, that the report says
+// what it measured, that -rerender rebuilds it from the rounds, and that
+// no CPU group is left behind.
+func TestDuetEndToEnd(t *testing.T) {
+	server, k6, loadBin := binaries(t)
+	out := t.TempDir()
+	cmd, err := parseFlags([]string{
+		"-measure", "duet", "-driver", "go,h2load", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "3", "-h2load-vus", "8",
+		"-warmup", "200ms", "-reps", "3", "-precision", "0", "-seed", "5",
+		"-max-foreign", "100%", // tests run beside each other; the gate's own tests are the duet package's
+		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
+	}, os.Stderr)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, cmd.cfg.Duration, "a round's window is a second unless -duration")
+	cmd.cfg.Command = "compare (duet test)"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	require.NoError(t, cmd.run(ctx, &progress, &progress), progress.String())
+	p := progress.String()
+	assert.Contains(t, p, "side by side: 2 groups of 4 to 4 arms")
+	assert.Contains(t, p, "round 3 · counter · h2load · 8:")
+
+	f, err := os.Open(filepath.Join(out, "rounds.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	var rounds []duet.Round
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rd duet.Round
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &rd))
+		rounds = append(rounds, rd)
+	}
+	require.Len(t, rounds, 6, "3 rounds of 2 groups")
+	for _, rd := range rounds {
+		require.Len(t, rd.Arms, 4, rd.Group)
+		assert.ElementsMatch(t, []string{"mutex", "mutex (A/A)", "mutex +2µs", "inputQ"}, rd.Order)
+		for _, m := range rd.Arms {
+			assert.Empty(t, m.Failed, "%s round %d %s", rd.Group, rd.Index, m.Arm)
+			assert.Positive(t, m.Requests, m.Arm)
+			assert.Equal(t, m.Requests, m.Writes, "every Increment may change state: %s", m.Arm)
+			assert.InDelta(t, 0.2, m.Quota, 1e-9, "0.8 of one CPU over 4 arms")
+			assert.InDelta(t, 1.0, m.Window, 0.1, "the servers' own clocks measured the window")
+			assert.Positive(t, m.CPU, m.Arm)
+			assert.LessOrEqual(t, m.Util(), 1.1, "the quota held: %s used %.2f of it", m.Arm, m.Util())
+			assert.Positive(t, m.DriverCPU, m.Arm)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	for _, want := range []string{"Measured side by side (duet)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |"} {
+		assert.Contains(t, string(md), want)
+	}
+	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))
+	again, err := parseFlags([]string{"-rerender", out}, os.Stderr)
+	require.NoError(t, err)
+	require.NoError(t, again.run(ctx, io.Discard, io.Discard))
+	re, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Equal(t, string(md), string(re), "-rerender rebuilds the report from the rounds")
+
+	c, err := cgroup.Open("/sys/fs/cgroup")
+	require.NoError(t, err)
+	for _, g := range c.Leftovers() {
+		assert.NotContains(t, g, "-"+itoa(os.Getpid())+"-", "no CPU group of this runner is left")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, round
+// length or precision stops the runner with a message and exit status 2,
+// before anything runs; the control is a good line, which parses.
+func TestDuetFlagsExitTwo(t *testing.T) {
+	_, err := parseFlags([]string{"-measure", "duet"}, io.Discard)
+	require.NoError(t, err, "the control")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-measure", "both"}, "-measure"},
+		{[]string{"-server-share", "0"}, "-server-share"},
+		{[]string{"-server-share", "1.5"}, "-server-share"},
+		{[]string{"-known", "-1us"}, "-known"},
+		{[]string{"-duration", "500ms"}, "-duration"},
+		{[]string{"-precision", "80%"}, "-precision"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, err := parseFlags(tt.args, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	cmd := exec.Command(os.Args[0], "-measure", "both")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	outb, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", outb)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Contains(t, string(outb), `-measure "both"`)
+	assert.Equal(t, run.MeasureDuet, run.Measures[0], "duet is the default where it applies")
+}
