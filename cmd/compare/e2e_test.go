@@ -222,7 +222,9 @@ func TestCompareFactorsEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
-		"-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
+		// Isolated runs: the factors' records, n/a cells and files are
+		// what this test checks (TestDuetEndToEnd checks side-by-side rounds).
+		"-measure", "isolated", "-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
 		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1", "-aa=false", "-max-foreign", "100%",
 		"-server", server, "-load", loadBin, "-out", out,
 	}, os.Stderr)
