@@ -52,7 +52,10 @@ type Controller struct {
 	// or /sys/fs/cgroup (v2).
 	Root    string
 	Version Version
-	seq     int
+	// Acct is v1's cpuacct hierarchy, where a group's CPU time is read
+	// ("" on v2, whose cpu.stat has it, or where v1 has none).
+	Acct string
+	seq  int
 }
 
 // Open finds the machine's CPU controller under mount (normally
@@ -71,6 +74,9 @@ func open(mount string) (*Controller, error) {
 	switch {
 	case exists(filepath.Join(mount, "cpu", "cpu.cfs_quota_us")):
 		c = &Controller{Root: filepath.Join(mount, "cpu"), Version: V1}
+		if exists(filepath.Join(mount, "cpuacct", "cpuacct.usage")) {
+			c.Acct = filepath.Join(mount, "cpuacct")
+		}
 	case exists(filepath.Join(mount, "cgroup.controllers")):
 		ctl, err := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
 		if err != nil || !hasWord(string(ctl), "cpu") {
@@ -92,24 +98,32 @@ func open(mount string) (*Controller, error) {
 
 // sweep removes the groups of lab processes that no longer run.
 func (c *Controller) sweep() {
-	ents, _ := os.ReadDir(c.Root)
-	for _, e := range ents {
-		pid, ok := ownerPID(e.Name())
-		if !e.IsDir() || !ok || alive(pid) {
+	for _, root := range []string{c.Root, c.Acct} {
+		if root == "" {
 			continue
 		}
-		g := &Group{c: c, Path: filepath.Join(c.Root, e.Name())}
-		_ = g.Remove()
+		ents, _ := os.ReadDir(root)
+		for _, e := range ents {
+			if pid, ok := ownerPID(e.Name()); e.IsDir() && ok && !alive(pid) {
+				_ = removeDir(filepath.Join(root, e.Name()), root)
+			}
+		}
 	}
 }
 
-// Leftovers lists the lab's groups under the controller, of any process.
+// Leftovers lists the paths of the lab's groups under the controller (and
+// its cpuacct hierarchy), of any process.
 func (c *Controller) Leftovers() []string {
 	var out []string
-	ents, _ := os.ReadDir(c.Root)
-	for _, e := range ents {
-		if _, ok := ownerPID(e.Name()); e.IsDir() && ok {
-			out = append(out, e.Name())
+	for _, root := range []string{c.Root, c.Acct} {
+		if root == "" {
+			continue
+		}
+		ents, _ := os.ReadDir(root)
+		for _, e := range ents {
+			if _, ok := ownerPID(e.Name()); e.IsDir() && ok {
+				out = append(out, filepath.Join(root, e.Name()))
+			}
 		}
 	}
 	return out
@@ -138,6 +152,7 @@ func alive(pid int) bool {
 type Group struct {
 	c    *Controller
 	Path string
+	acct string // v1: the same group in the cpuacct hierarchy
 	// CPUs is the quota in CPUs: the group's processes together run at
 	// most CPUs × Period in every Period.
 	CPUs float64
@@ -154,6 +169,13 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq)), CPUs: cpus}
 	if err := os.Mkdir(g.Path, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	if c.Acct != "" {
+		g.acct = filepath.Join(c.Acct, filepath.Base(g.Path))
+		if err := os.Mkdir(g.acct, 0o755); err != nil {
+			_ = g.Remove()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
 	}
 	var err error
 	switch c.Version {
@@ -175,13 +197,42 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 // Add moves a process, with every thread it has and will have, into the
 // group.
 func (g *Group) Add(pid int) error {
-	return g.write("cgroup.procs", strconv.Itoa(pid))
+	if err := g.write("cgroup.procs", strconv.Itoa(pid)); err != nil {
+		return err
+	}
+	if g.acct != "" {
+		p := filepath.Join(g.acct, "cgroup.procs")
+		if err := os.WriteFile(p, []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("cgroup: %s = %d: %w", p, pid, err)
+		}
+	}
+	return nil
+}
+
+// Usage is the CPU time the group's processes have used since it was made:
+// v1's cpuacct.usage, v2's cpu.stat usage_usec. Unlike a process's own
+// figure it holds every process in the group, children included.
+func (g *Group) Usage() (time.Duration, error) {
+	if g.acct != "" {
+		b, err := os.ReadFile(filepath.Join(g.acct, "cpuacct.usage"))
+		if err != nil {
+			return 0, err
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return time.Duration(ns), err
+	}
+	if g.c.Version == V1 {
+		return 0, fmt.Errorf("cgroup: %s has no cpuacct hierarchy to read usage from", g.c.Root)
+	}
+	st, err := g.Stat()
+	return st.Usage, err
 }
 
 // Stat is the group's throttling so far (cpu.stat).
 type Stat struct {
 	Periods, Throttled int64         // periods with runnable tasks; those that hit the quota
 	ThrottledTime      time.Duration // time the group's tasks were held back
+	Usage              time.Duration // v2: CPU time used (usage_usec); v1 keeps it in cpuacct
 }
 
 // Stat reads cpu.stat.
@@ -205,6 +256,8 @@ func (g *Group) Stat() (Stat, error) {
 			s.ThrottledTime = time.Duration(n)
 		case "throttled_usec": // v2
 			s.ThrottledTime = time.Duration(n) * time.Microsecond
+		case "usage_usec": // v2
+			s.Usage = time.Duration(n) * time.Microsecond
 		}
 	}
 	return s, sc.Err()
@@ -212,37 +265,48 @@ func (g *Group) Stat() (Stat, error) {
 
 // Sub is s − a, field by field.
 func (s Stat) Sub(a Stat) Stat {
-	return Stat{Periods: s.Periods - a.Periods, Throttled: s.Throttled - a.Throttled, ThrottledTime: s.ThrottledTime - a.ThrottledTime}
+	return Stat{Periods: s.Periods - a.Periods, Throttled: s.Throttled - a.Throttled, ThrottledTime: s.ThrottledTime - a.ThrottledTime, Usage: s.Usage - a.Usage}
 }
 
 // Remove moves any process still in the group to its parent and removes
 // the group. It is safe to call twice.
 func (g *Group) Remove() error {
-	if !exists(g.Path) {
-		return nil
-	}
-	if procs, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs")); err == nil {
-		for _, p := range strings.Fields(string(procs)) {
-			_ = os.WriteFile(filepath.Join(g.c.Root, "cgroup.procs"), []byte(p), 0o644)
+	if g.acct != "" {
+		if err := removeDir(g.acct, g.c.Acct); err != nil {
+			return err
 		}
 	}
-	err := syscall.Rmdir(g.Path)
+	return removeDir(g.Path, g.c.Root)
+}
+
+// removeDir moves any process still in the group dir to parent's and
+// removes dir.
+func removeDir(dir, parent string) error {
+	if !exists(dir) {
+		return nil
+	}
+	if procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
+		for _, p := range strings.Fields(string(procs)) {
+			_ = os.WriteFile(filepath.Join(parent, "cgroup.procs"), []byte(p), 0o644)
+		}
+	}
+	err := syscall.Rmdir(dir)
 	if errors.Is(err, syscall.ENOENT) {
 		return nil
 	}
-	if err != nil && !g.real() {
-		return os.RemoveAll(g.Path) // a test's directory, not a kernel group
+	if err != nil && !isCgroupFS(dir) {
+		return os.RemoveAll(dir) // a test's directory, not a kernel group
 	}
 	if err != nil {
-		return fmt.Errorf("cgroup: remove %s: %w", g.Path, err)
+		return fmt.Errorf("cgroup: remove %s: %w", dir, err)
 	}
 	return nil
 }
 
-// real reports whether the group lives in a cgroup file system.
-func (g *Group) real() bool {
+// isCgroupFS reports whether dir lives in a cgroup file system.
+func isCgroupFS(dir string) bool {
 	var st syscall.Statfs_t
-	if syscall.Statfs(g.Path, &st) != nil {
+	if syscall.Statfs(dir, &st) != nil {
 		return false
 	}
 	const cgroupMagic, cgroup2Magic = 0x27e0eb, 0x63677270

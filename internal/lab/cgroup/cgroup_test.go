@@ -92,7 +92,7 @@ func TestSweepRemovesTheDeadOnly(t *testing.T) {
 	assert.NoDirExists(t, deadGroup)
 	assert.DirExists(t, liveGroup)
 	assert.DirExists(t, other, "not the lab's")
-	assert.Equal(t, []string{filepath.Base(liveGroup)}, c.Leftovers())
+	assert.Equal(t, []string{liveGroup}, c.Leftovers())
 }
 
 // TestRealQuotaThrottles runs a busy loop in a real group of a tenth of a
@@ -131,7 +131,16 @@ func TestRealQuotaThrottles(t *testing.T) {
 	assert.Less(t, inside, 100*time.Millisecond, "held to about 50 ms")
 	assert.Greater(t, outside, 2*inside, "the control runs unthrottled")
 	assert.Positive(t, after.Sub(before).Throttled)
+	used, err := g.Usage()
+	require.NoError(t, err)
+	// The loop ran a moment before it joined the group, which the group
+	// does not count; the rest of its CPU is the group's.
+	assert.LessOrEqual(t, used, inside+time.Millisecond, "the group's account holds no more than the loop's CPU")
+	assert.Greater(t, used, 30*time.Millisecond, "and most of it: 0.1 CPU over 0.5 s is 50 ms")
 	require.NoError(t, g.Remove())
 	assert.NoDirExists(t, g.Path)
-	assert.NotContains(t, c.Leftovers(), filepath.Base(g.Path))
+	assert.NotContains(t, c.Leftovers(), g.Path)
+	for _, l := range c.Leftovers() {
+		assert.NotContains(t, l, filepath.Base(g.Path), "nor in cpuacct")
+	}
 }

@@ -422,6 +422,7 @@ type duetArm struct {
 		stats  *locklabv1.GetStatsResponse
 		driver float64
 		cg     cgroup.Stat
+		usage  time.Duration
 	}
 }
 
@@ -450,8 +451,12 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		}
 	}()
 	quota := r.quota(g)
+	// The servers start at once, in the round's order, and each joins
+	// its CPU group once it listens, with the processes it started (a
+	// private database): its start-up is not throttled, its window is.
+	errs := make([]error, len(arms))
+	var wg sync.WaitGroup
 	for i, a := range arms {
-		spec := g.specs[a.arm.Name]
 		dir := filepath.Join(scratch, fmt.Sprint(i))
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return rd, err
@@ -461,29 +466,15 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 				return rd, err
 			}
 		}
-		args := serverArgs(spec, dir, "")
-		if a.arm.Role == duet.RoleKnown {
-			args = knownArgs(args, r.cfg.Duet.Known)
-		}
-		bin, err := r.cfg.serverFor(spec.Factors)
-		if err != nil {
-			return rd, err
-		}
-		if a.srv, err = startServer(bin, args, g.place.Server, r.cfg.gomaxprocs(g.place.Server), filepath.Join(dir, "server.log")); err != nil {
-			return rd, err
-		}
-		if a.group != nil {
-			if err := a.group.Add(a.srv.pid()); err != nil {
-				return rd, err
-			}
-		}
-		if a.conn, err = grpc.NewClient(a.srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
-			return rd, err
-		}
-		a.admin = locklabv1.NewAdminServiceClient(a.conn)
-		if _, err := a.admin.Reset(ctx, resetRequest(spec)); err != nil {
-			return rd, fmt.Errorf("%s: reset: %w", a.arm.Name, err)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.startArm(ctx, g, a, dir)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return rd, err
 	}
 	// Every driver runs past the window's end, so that none is winding
 	// down inside it.
@@ -569,6 +560,50 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	return rd, nil
 }
 
+// startArm starts one arm's server, puts it and its children in the arm's
+// CPU group, and resets its state.
+func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir string) error {
+	spec := g.specs[a.arm.Name]
+	args := serverArgs(spec, dir, "")
+	if a.arm.Role == duet.RoleKnown {
+		args = knownArgs(args, r.cfg.Duet.Known)
+	}
+	bin, err := r.cfg.serverFor(spec.Factors)
+	if err != nil {
+		return err
+	}
+	if a.srv, err = startServer(bin, args, g.place.Server, r.cfg.gomaxprocs(g.place.Server), filepath.Join(dir, "server.log")); err != nil {
+		return fmt.Errorf("%s: %w", a.arm.Name, err)
+	}
+	if a.group != nil {
+		for _, pid := range append([]int{a.srv.pid()}, descendants(a.srv.pid())...) {
+			if err := a.group.Add(pid); err != nil {
+				return err
+			}
+		}
+	}
+	if a.conn, err = grpc.NewClient(a.srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+		return err
+	}
+	a.admin = locklabv1.NewAdminServiceClient(a.conn)
+	if _, err := a.admin.Reset(ctx, resetRequest(spec)); err != nil {
+		return fmt.Errorf("%s: reset: %w", a.arm.Name, err)
+	}
+	return nil
+}
+
+// descendants lists pid's child processes and theirs.
+func descendants(pid int) []int {
+	var out []int
+	queue := childrenOf(pid)
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = append(queue[1:], childrenOf(c)...)
+		out = append(out, c)
+	}
+	return out
+}
+
 // sample reads every arm at once: its server's stats, its driver's CPU and
 // its group's throttling; the first call keeps them, the second makes the
 // window's measure.
@@ -586,11 +621,15 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 			}
 			dcpu, _ := procCPUSeconds(a.driver.Process.Pid)
 			var cg cgroup.Stat
+			usage := time.Duration(-1)
 			if a.group != nil {
 				cg, _ = a.group.Stat()
+				if u, err := a.group.Usage(); err == nil {
+					usage = u
+				}
 			}
 			if first {
-				a.before.stats, a.before.driver, a.before.cg = st, dcpu, cg
+				a.before.stats, a.before.driver, a.before.cg, a.before.usage = st, dcpu, cg, usage
 				return
 			}
 			if a.before.stats == nil {
@@ -599,6 +638,11 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 			a.m.Requests = callsOf(st) - callsOf(a.before.stats)
 			a.m.Writes = writesOf(st) - writesOf(a.before.stats)
 			a.m.CPU = st.GetCpuSeconds() - a.before.stats.GetCpuSeconds()
+			if usage >= 0 && a.before.usage >= 0 {
+				// The group's own account: the server and every process
+				// it started (a private database), at nanoseconds.
+				a.m.CPU = (usage - a.before.usage).Seconds()
+			}
 			a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
 			a.m.DriverCPU = dcpu - a.before.driver
 			a.m.Throttled = cg.Sub(a.before.cg).Throttled

@@ -251,7 +251,10 @@ func StartMariaDB(ctx context.Context, dir string, extra ...string) (*MariaDB, e
 		if err != nil {
 			return nil, err
 		}
-		out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data, userArg(),
+		if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+			return nil, fmt.Errorf("dbinst: %w", err)
+		}
+		out, err := exec.CommandContext(ctx, install, "--no-defaults", "--datadir="+data, "--tmpdir="+filepath.Join(dir, "tmp"), userArg(),
 			"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
 		if err != nil {
 			_ = os.RemoveAll(data) // a half-made data dir would be reused next time
@@ -267,7 +270,13 @@ func StartMariaDB(ctx context.Context, dir string, extra ...string) (*MariaDB, e
 }
 
 func (m *MariaDB) start(ctx context.Context) error {
-	args := []string{"--no-defaults", "--datadir=" + filepath.Join(m.Dir, "data"), "--socket=" + m.Socket(),
+	// Each instance its own temporary directory: with the default /tmp,
+	// instances started at once (side-by-side rounds start one per arm)
+	// removed each other's temporary tables and failed to install.
+	if err := os.MkdirAll(filepath.Join(m.Dir, "tmp"), 0o700); err != nil {
+		return fmt.Errorf("dbinst: %w", err)
+	}
+	args := []string{"--no-defaults", "--datadir=" + filepath.Join(m.Dir, "data"), "--tmpdir=" + filepath.Join(m.Dir, "tmp"), "--socket=" + m.Socket(),
 		"--pid-file=" + filepath.Join(m.Dir, "mariadb.pid"), "--port=" + strconv.Itoa(m.port),
 		"--bind-address=127.0.0.1", userArg(), "--skip-name-resolve",
 		// Enough connections for a -db-pool of a few hundred.

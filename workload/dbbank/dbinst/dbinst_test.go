@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -213,4 +214,31 @@ func TestRedis(t *testing.T) {
 	require.NoError(t, r.Stop())
 	assert.True(t, gone(pid))
 	assert.Error(t, ping(t.Context(), r.Addr), "nothing answers after Stop")
+}
+
+// TestMariaDBsStartedAtOnce: several private instances installed and
+// started at the same moment, as side-by-side rounds start one per arm,
+// all come up (sharing /tmp, about one install in six failed) and keep
+// their temporary files inside their own directories.
+func TestMariaDBsStartedAtOnce(t *testing.T) {
+	const n = 6
+	dir := t.TempDir()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := StartMariaDB(t.Context(), filepath.Join(dir, strconv.Itoa(i)))
+			if err == nil {
+				t.Cleanup(func() { _ = m.Stop() })
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "instance %d", i)
+		assert.DirExists(t, filepath.Join(dir, strconv.Itoa(i), "tmp"))
+	}
 }
