@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +89,15 @@ func TestParseModeList(t *testing.T) {
 	assert.True(t, ml.serves("atomic", "counter"))
 	assert.False(t, ml.serves("atomic", "bank"))
 	assert.False(t, ml.serves("nosuch", "counter"))
+}
+
+// TestPointChanged: only the factors moved from their defaults are named;
+// the control is the default point, which names none.
+func TestPointChanged(t *testing.T) {
+	assert.Empty(t, DefaultPoint().Changed())
+	p := DefaultPoint().With(Backend, "mysql").With(ServerCPUs, "2")
+	got := p.Changed()
+	assert.Contains(t, got, "backend=mysql")
+	assert.Contains(t, got, "server-cpus=2")
+	assert.Len(t, strings.Fields(got), 2)
 }

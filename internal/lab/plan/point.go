@@ -142,6 +142,19 @@ func (p Point) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// Changed names the factors not at their defaults, "backend=mysql
+// db-pool=9": the combination as short as it can be said ("" at the
+// defaults).
+func (p Point) Changed() string {
+	var parts []string
+	p.each(func(f *Factor, v string) {
+		if v != f.canonicalDefault() {
+			parts = append(parts, f.Name+"="+v)
+		}
+	})
+	return strings.Join(parts, " ")
+}
+
 // IDSuffix names the combination in run ids: the parts of the factors not
 // at their defaults.
 func (p Point) IDSuffix() string {

@@ -115,7 +115,7 @@ func duetGroups(cfg Config, specs []plan.Spec) ([]duetGroup, error) {
 				return nil, err
 			}
 			name := fmt.Sprintf("%s · %s · %d", s.Workload, s.Driver, s.Level)
-			if k := s.Factors.WithoutArms().Key(); k != "" && k != plan.DefaultPoint().Key() {
+			if k := s.Factors.WithoutArms().Changed(); k != "" {
 				name += " · " + k
 			}
 			out = append(out, duetGroup{name: name, specs: map[string]plan.Spec{}, place: place})
