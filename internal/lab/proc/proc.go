@@ -46,6 +46,8 @@ type Proc struct {
 
 // Start starts cmd with its stderr captured (cmd.Stderr, if set, gets a copy)
 // in a process group of its own, so that Stop also reaches its children.
+// The process is killed if the thread that started it ends first (Linux's
+// parent-death signal), which in practice means if this process dies.
 func Start(cmd *exec.Cmd) (*Proc, error) {
 	p := &Proc{cmd: cmd, stderr: &tail{copy: cmd.Stderr}, waited: make(chan struct{}), grace: StopGrace}
 	cmd.Stderr = p.stderr
@@ -53,6 +55,9 @@ func Start(cmd *exec.Cmd) (*Proc, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	// A runner that dies without Stop (a test's timeout, kill -9) takes
+	// its helpers with it rather than leave them holding ports.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("proc: start %s: %w", cmd.Path, err)
 	}
