@@ -100,6 +100,13 @@ func Start(ctx context.Context, opts Options) (*Set, error) {
 	if opts.pid == 0 {
 		opts.pid = os.Getpid()
 	}
+	// One Start at a time on the machine, so that two runners do not pick
+	// the same free /30s.
+	unlock, err := lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := Sweep(ctx); err != nil {
 		return nil, err
 	}
@@ -349,6 +356,22 @@ func pickNets(within netip.Prefix, used []netip.Prefix, n int) ([]netip.Prefix, 
 		return nil, fmt.Errorf("hosts: %s has %d free /30s, %d wanted", within, len(nets), n)
 	}
 	return nets, nil
+}
+
+// LockFile serialises Starts across the runners of one machine.
+const LockFile = "/run/locklab-hosts.lock"
+
+// lock takes LockFile (flock: the kernel releases it if the runner dies).
+func lock() (unlock func(), err error) {
+	f, err := os.OpenFile(LockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("hosts: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("hosts: lock %s: %w", LockFile, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func exists(ctx context.Context, kind, name string) bool {
