@@ -318,3 +318,15 @@ func keysOf(m map[string]int) []string {
 	}
 	return k
 }
+
+// TestKeylessCallsAreSpread: under the key policy a call without the
+// header is not pinned to one replica: both balancers fall back to round
+// robin for it.
+func TestKeylessCallsAreSpread(t *testing.T) {
+	forKinds(t, func(t *testing.T, k Kind) {
+		servers, addrs := backends(t, 3)
+		b := start(t, k, Config{Policy: Key, Backends: addrs})
+		c, _ := client(t, b.Addr())
+		assert.ElementsMatch(t, modesOf(servers), keysOf(spread(t, c, []string{""}, 12)[""]))
+	})
+}

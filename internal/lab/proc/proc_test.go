@@ -3,8 +3,10 @@ package proc
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -85,4 +87,36 @@ func TestStopKillsWhatIgnoresTerm(t *testing.T) {
 	var child int
 	_, _ = fmt.Sscan(m[1], &child)
 	assert.Eventually(t, func() bool { return syscall.Kill(child, 0) != nil }, 2*time.Second, 10*time.Millisecond, "the child is gone too")
+}
+
+// TestChildrenDieWithTheRunner: a runner killed by SIGKILL, which cannot
+// run any cleanup, takes the processes it started with Start along; a
+// process started plainly (the control) outlives it.
+func TestChildrenDieWithTheRunner(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), parentEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var started, plain int
+	_, err = fmt.Fscan(out, &started, &plain)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(plain, syscall.SIGKILL) })
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	assert.Eventually(t, func() bool { return gone(started) }, 5*time.Second, 10*time.Millisecond, "Start's child outlived its runner")
+	assert.False(t, gone(plain), "the control: a plain child outlives its runner")
+}
+
+// gone says whether pid has ended (a zombie that no one reaped counts).
+func gone(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(after, "Z")
 }
