@@ -100,14 +100,19 @@ func Start(ctx context.Context, opts Options) (*Set, error) {
 	if opts.pid == 0 {
 		opts.pid = os.Getpid()
 	}
-	// One Start at a time on the machine, so that two runners do not pick
-	// the same free /30s.
+	// One Start or Sweep at a time on the machine, so that two runners do
+	// not pick the same free /30s.
 	unlock, err := lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if _, err := Sweep(ctx); err != nil {
+	return start(ctx, opts)
+}
+
+// start is Start with the lock held and opts complete.
+func start(ctx context.Context, opts Options) (*Set, error) {
+	if _, err := sweep(ctx); err != nil {
 		return nil, err
 	}
 	nets, err := freeNets(ctx, opts.Net, opts.Hosts)
@@ -276,6 +281,16 @@ func parseName(s string, namespace bool) (Name, bool) {
 // alive, and returns what it removed. Those of live runners, this one
 // included, are left alone.
 func Sweep(ctx context.Context) ([]Name, error) {
+	unlock, err := lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return sweep(ctx)
+}
+
+// sweep is Sweep with the lock held.
+func sweep(ctx context.Context) ([]Name, error) {
 	names, err := Made(ctx)
 	if err != nil {
 		return nil, err
@@ -358,7 +373,7 @@ func pickNets(within netip.Prefix, used []netip.Prefix, n int) ([]netip.Prefix, 
 	return nets, nil
 }
 
-// LockFile serialises Starts across the runners of one machine.
+// LockFile serialises Start and Sweep across the runners of one machine.
 const LockFile = "/run/locklab-hosts.lock"
 
 // lock takes LockFile (flock: the kernel releases it if the runner dies).

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// start makes hosts for a test and removes them when it ends, even if it
+// started makes hosts for a test and removes them when it ends, even if it
 // fails.
-func start(t *testing.T, opts Options) *Set {
+func started(t *testing.T, opts Options) *Set {
 	t.Helper()
 	s, err := Start(context.Background(), opts)
 	require.NoError(t, err)
@@ -53,6 +53,20 @@ func liveOwner(t *testing.T) int {
 		_ = cmd.Wait()
 	})
 	return cmd.Process.Pid
+}
+
+// leaveBehind makes the hosts of a runner that died without closing them:
+// it holds the lock from their making through f, so that no other runner's
+// Start or Sweep removes them first.
+func leaveBehind(t *testing.T, dead, hosts int, f func()) {
+	t.Helper()
+	unlock, err := lock()
+	require.NoError(t, err)
+	defer unlock()
+	_, err = start(context.Background(), Options{Hosts: hosts, Net: DefaultNet, pid: dead})
+	require.NoError(t, err)
+	require.Len(t, left(t, dead), 2*hosts)
+	f()
 }
 
 // deadOwner is the PID of a process that has exited: a runner killed
@@ -132,8 +146,8 @@ func TestHostsAreReachable(t *testing.T) {
 // TestHostsOfTwoSetsDoNotOverlap: a second Set takes /30s the first does
 // not hold.
 func TestHostsOfTwoSetsDoNotOverlap(t *testing.T) {
-	a := start(t, Options{Hosts: 2})
-	b := start(t, Options{Hosts: 2, pid: liveOwner(t)})
+	a := started(t, Options{Hosts: 2})
+	b := started(t, Options{Hosts: 2, pid: liveOwner(t)})
 	for _, x := range a.Hosts() {
 		for _, y := range b.Hosts() {
 			assert.False(t, netip.PrefixFrom(x.Addr, 30).Masked().Overlaps(netip.PrefixFrom(y.Addr, 30).Masked()), "%s and %s", x.Addr, y.Addr)
@@ -161,13 +175,13 @@ func TestFailedStartRemovesWhatItMade(t *testing.T) {
 // without Close are swept; those of a live runner stay.
 func TestSweepRemovesLeftoversOfDeadRunners(t *testing.T) {
 	dead, live := deadOwner(t), liveOwner(t)
-	kept := start(t, Options{Hosts: 1, pid: live})
-	_, err := Start(context.Background(), Options{Hosts: 2, pid: dead}) // never closed
-	require.NoError(t, err)
-	require.Len(t, left(t, dead), 4)
-
-	swept, err := Sweep(context.Background())
-	require.NoError(t, err)
+	kept := started(t, Options{Hosts: 1, pid: live})
+	var swept []Name
+	leaveBehind(t, dead, 2, func() {
+		var err error
+		swept, err = sweep(context.Background())
+		require.NoError(t, err)
+	})
 	var names []string
 	for _, n := range swept {
 		assert.Equal(t, dead, n.PID)
@@ -185,18 +199,19 @@ func TestSweepRemovesLeftoversOfDeadRunners(t *testing.T) {
 // leftovers.
 func TestStartSweepsFirst(t *testing.T) {
 	dead := deadOwner(t)
-	_, err := Start(context.Background(), Options{pid: dead})
-	require.NoError(t, err)
-	require.NotEmpty(t, left(t, dead))
-	start(t, Options{})
-	assert.Empty(t, left(t, dead))
+	leaveBehind(t, dead, 1, func() {
+		s, err := start(context.Background(), Options{Hosts: 1, Net: DefaultNet, pid: os.Getpid()})
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, s.Close()) })
+		assert.Empty(t, left(t, dead))
+	})
 }
 
 // TestLeakCheckFindsALeftover is the control of the leak checks above: a
 // namespace deliberately left behind is found.
 func TestLeakCheckFindsALeftover(t *testing.T) {
 	pid := liveOwner(t)
-	s := start(t, Options{Hosts: 2, pid: pid})
+	s := started(t, Options{Hosts: 2, pid: pid})
 	h := s.Hosts()[1]
 	s.hosts = s.hosts[:1] // Close forgets the second host
 	require.NoError(t, s.Close())
