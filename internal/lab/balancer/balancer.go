@@ -267,6 +267,13 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if err := b.proc.WaitDial(cfg.Addr, StartTimeout); err != nil {
 		return fail(fmt.Errorf("balancer: %s: %w", k.Name, err))
 	}
+	if k.RuntimeAPI {
+		// HAProxy may accept calls a moment before its socket is in place
+		// (it binds a temporary name and renames it).
+		if err := b.waitRuntimeAPI(StartTimeout); err != nil {
+			return fail(err)
+		}
+	}
 	return b, nil
 }
 
@@ -326,6 +333,25 @@ func (b *Balancer) Status() ([]string, error) {
 		}
 	}
 	return status, nil
+}
+
+// waitRuntimeAPI waits until the runtime API answers.
+func (b *Balancer) waitRuntimeAPI(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := b.command("show info")
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-b.proc.Exited():
+			return fmt.Errorf("balancer: %s exited: %s", b.kind.Name, b.proc.Tail())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("balancer: %s: runtime API not ready in %v: %w", b.kind.Name, timeout, err)
+		}
+	}
 }
 
 // command sends one command to the runtime API and returns its answer.
