@@ -190,3 +190,14 @@ func TestLookup(t *testing.T) {
 type recorder struct{ failed bool }
 
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
+
+// TestRingHashSpreadsKeylessCalls: under the key policy a call without the
+// header goes to a random replica, so such calls are spread rather than
+// pinned.
+func TestRingHashSpreadsKeylessCalls(t *testing.T) {
+	_, addrs := replicas(t, 3)
+	p, err := Lookup(lb.Key)
+	require.NoError(t, err)
+	got := reached(t, dial(t, addrs, p), []string{""}, 30)[""]
+	assert.Greater(t, len(got), 1, "30 keyless calls all went to %v", got)
+}
