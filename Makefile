@@ -374,7 +374,7 @@ tools: ## build the pinned k6 and protoc's Go plugins (tools/go.mod) into bin/, 
 # Chromium (browser-test), and MariaDB's and Redis's servers (the bank over a
 # database: its tests start private instances). The protoc, h2load, chromium
 # and db-servers targets install their own. mariadbd lives in /usr/sbin.
-DEBS := protoc:protobuf-compiler h2load:nghttp2-client chromium:chromium mariadbd:mariadb-server redis-server:redis-server
+DEBS := protoc:protobuf-compiler h2load:nghttp2-client chromium:chromium mariadbd:mariadb-server redis-server:redis-server haproxy:haproxy nginx:nginx
 
 .PHONY: modules
 modules: # the module's dependencies into the module cache (go.sum checks them)

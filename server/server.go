@@ -93,6 +93,12 @@ type Config struct {
 	Backend string
 	// DB is the database, its pool and its cache, with BackendMySQL.
 	DB dbbank.Config
+	// RequireKey, if set, names a request header that every data call
+	// must carry, non-empty (-require-key): a call without it is refused
+	// INVALID_ARGUMENT (ErrKeyHeader) before its handler runs, and changes
+	// nothing. For replicas behind a balancer that routes by the header.
+	// Admin calls and health checks need no key.
+	RequireKey string
 }
 
 // Server is the gRPC server of one mode.
@@ -135,8 +141,19 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	}
 	// The workloads' services, then the ones every server has.
 	var services []*grpc.ServiceDesc
+	var data []string // the workloads' methods: the data calls
 	for _, w := range workloads {
 		services = append(services, w.desc())
+		for _, md := range w.desc().Methods {
+			data = append(data, "/"+w.desc().ServiceName+"/"+md.MethodName)
+		}
+	}
+	var keys *keyGate
+	if cfg.RequireKey != "" {
+		var err error
+		if keys, err = newKeyGate(cfg.RequireKey, data); err != nil {
+			return nil, err
+		}
 	}
 	services = append(services, &pb.AdminService_ServiceDesc, &healthpb.Health_ServiceDesc)
 	var methods []string
@@ -212,13 +229,12 @@ func (m Mode) New(cfg Config) (*Server, error) {
 		// are closed after their last caller.
 		grpc.WaitForHandlers(true),
 	}
+	if keys != nil {
+		// Inside the metrics' interceptor: a refusal is counted among its
+		// method's answers.
+		unary = append(unary, keys.unary)
+	}
 	if cfg.MaxCalls > 0 {
-		var data []string
-		for _, sd := range services[:len(workloads)] {
-			for _, md := range sd.Methods {
-				data = append(data, "/"+sd.ServiceName+"/"+md.MethodName)
-			}
-		}
 		// A refusal never reaches the interceptor: the gate counts it
 		// among its method's answers itself.
 		gate := newTapGate(cfg.MaxCalls, data, func(method string) { mt.answered(method, codes.ResourceExhausted) })

@@ -23,7 +23,7 @@ func toStatus(err error) error {
 
 func codeOf(err error) codes.Code {
 	switch {
-	case errors.Is(err, workload.ErrInvalid):
+	case errors.Is(err, workload.ErrInvalid), errors.Is(err, ErrKeyHeader):
 		return codes.InvalidArgument
 	case errors.Is(err, workload.ErrNotFound):
 		return codes.NotFound

@@ -34,6 +34,8 @@ func TestToStatus(t *testing.T) {
 		{workload.ErrKeyTooLong, codes.InvalidArgument},
 		{workload.ErrValueTooLarge, codes.InvalidArgument},
 		{workload.ErrUnknownOp, codes.InvalidArgument},
+		{ErrKeyHeader, codes.InvalidArgument},
+		{fmt.Errorf("%w: no \"x-key\"", ErrKeyHeader), codes.InvalidArgument},
 		{workload.ErrNotFound, codes.NotFound},
 		{workload.ErrNoAccount, codes.NotFound},
 		{workload.ErrNoKey, codes.NotFound},

@@ -65,6 +65,7 @@ type Options struct {
 	DBPool        int           // -db-pool
 	Cache         string        // -cache: none or redis
 	RedisAddr     string        // -redis-addr: empty (with -cache redis) starts a private Redis
+	RequireKey    string        // -require-key: a header every data call must carry (empty: none)
 }
 
 // Defaults are the flags' defaults.
@@ -283,6 +284,11 @@ func (o Options) config() (server.Config, error) {
 	if err := o.checkBackend(); err != nil {
 		return server.Config{}, err
 	}
+	if o.RequireKey != "" {
+		if err := server.ValidKeyHeader(o.RequireKey); err != nil {
+			return server.Config{}, fmt.Errorf("-require-key %q: %v", o.RequireKey, err)
+		}
+	}
 	return server.Config{
 		Mode:          o.Mode,
 		Bank:          workload.BankConfig{Scenario: sc, Accounts: uint32(o.Accounts), InitialBalance: o.Balance},
@@ -297,5 +303,6 @@ func (o Options) config() (server.Config, error) {
 		SnapshotEvery: o.SnapshotEvery,
 		Backend:       o.Backend,
 		DB:            dbbank.Config{DSN: o.DBDSN, Pool: o.DBPool, RedisAddr: o.RedisAddr},
+		RequireKey:    o.RequireKey,
 	}, nil
 }
