@@ -108,7 +108,8 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-server-share", "0"}, "-server-share"},
 		{[]string{"-server-share", "1.5"}, "-server-share"},
 		{[]string{"-known", "-1us"}, "-known"},
-		{[]string{"-duration", "500ms"}, "-duration"},
+		{[]string{"-duration", "100ms"}, "-duration"},
+		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -195,9 +195,13 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("-model %q: want closed or open", cfg.Model)
 	}
+	shortest := time.Second
+	if o.Measure == MeasureDuet {
+		shortest = MinRound
+	}
 	switch {
-	case cfg.Duration < time.Second:
-		return Config{}, fmt.Errorf("-duration %v: want at least 1s", cfg.Duration)
+	case cfg.Duration < shortest:
+		return Config{}, fmt.Errorf("-duration %v: want at least %v (a duet round's window %v)", cfg.Duration, time.Second, MinRound)
 	case cfg.Warmup < 0:
 		return Config{}, fmt.Errorf("-warmup %v: want 0 or more", cfg.Warmup)
 	case cfg.Warmup == 0 && slices.Contains(cfg.Drivers, "h2load"):

@@ -54,6 +54,11 @@ type Duet struct {
 	NoQuota bool
 }
 
+// MinRound is the shortest window a duet round may have: every arm's
+// server is read at its two ends, and the kernel's quota works in 10 ms
+// periods.
+const MinRound = 250 * time.Millisecond
+
 // DefaultKnown and DefaultShare are the duet's defaults.
 const (
 	DefaultKnown = 2 * time.Microsecond
