@@ -82,21 +82,6 @@ func TestStudyTargetsFitTheirBudgets(t *testing.T) {
 	}
 }
 
-// serverCatalog is what the server binary's -list-modes says, unasked and
-// under every -backend, taken from the registry it prints.
-func serverCatalog() plan.Catalog {
-	list := func(backend string) plan.ModeList {
-		var b strings.Builder
-		serve.ListModes(&b, server.DurabilityNone, backend)
-		return plan.ParseModeList(b.String())
-	}
-	cat := plan.Catalog{Base: list(server.BackendMemory), Under: map[string]plan.ModeList{}}
-	for _, b := range server.Backends() {
-		cat.Under[plan.CatalogKey(plan.Backend, b)] = list(b)
-	}
-	return cat
-}
-
 // TestCapacityFitsItsBudget: make capacity's run, as the Makefile gives it,
 // takes the time `make help` states by the runner's estimate (within half a
 // minute), within its 10-minute budget, with the blocks the paired
