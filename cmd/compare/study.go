@@ -33,6 +33,7 @@ type studyRun struct {
 	catalogue []study.Study
 	word      string      // list or index; "" a study
 	row       study.Study // the study, when word is ""
+	root      string      // the study's folder: the row's, or -out
 	plans     []command   // the row's plans, parsed, each with its -out
 	server    string      // the server binary, for the seeds step
 }
@@ -62,17 +63,17 @@ func newStudyRunFrom(catalogue []study.Study, name string, args []string, engine
 	if err != nil {
 		return nil, fmt.Errorf("-study %q: want list, index or one of the studies:\n%s", name, listing(catalogue))
 	}
-	if slices.ContainsFunc(extra, func(a string) bool { return flagName(a) == "out" }) {
-		return nil, fmt.Errorf("-study %s writes %s: -out does not apply", name, filepath.Join(study.Dir, row.Out))
+	s := &studyRun{catalogue: catalogue, row: row, root: row.Root(), server: "bin/locklab"}
+	if v, ok := flagValue(extra, "server"); ok {
+		s.server = v
 	}
-	s := &studyRun{catalogue: catalogue, row: row, server: "bin/locklab"}
-	for i, a := range extra {
-		switch {
-		case flagName(a) == "server" && strings.Contains(a, "="):
-			s.server = a[strings.Index(a, "=")+1:]
-		case flagName(a) == "server" && i+1 < len(extra):
-			s.server = extra[i+1]
+	// -out puts the study's folder elsewhere (a scratch run), its plans in
+	// their sub-folders there.
+	if v, ok := flagValue(extra, "out"); ok {
+		if v == "" {
+			return nil, fmt.Errorf("-study %s -out: give a folder", name)
 		}
+		s.root, extra = v, withoutFlag(extra, "out")
 	}
 	for _, p := range row.Plans {
 		engine := study.Runner
@@ -80,7 +81,7 @@ func newStudyRunFrom(catalogue []study.Study, name string, args []string, engine
 			engine = study.Capacity
 		}
 		planArgs := append(strings.Fields(p.Args), extra...)
-		c, err := parseFlagsAs(append(planArgs, "-out", row.Folder(p)), io.Discard, engine)
+		c, err := parseFlagsAs(append(planArgs, "-out", filepath.Join(s.root, p.Sub)), io.Discard, engine)
 		if err != nil {
 			return nil, fmt.Errorf("-study %s: plan %q with %q: %w", name, p.Args, strings.Join(extra, " "), err)
 		}
@@ -99,11 +100,29 @@ func flagName(a string) string {
 	return name
 }
 
+// flagValue is the last value args give the flag name.
+func flagValue(args []string, name string) (v string, ok bool) {
+	for i, a := range args {
+		if flagName(a) != name {
+			continue
+		}
+		if _, after, eq := strings.Cut(a, "="); eq {
+			v, ok = after, true
+		} else if i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+	}
+	return v, ok
+}
+
 // withoutStudyFlag is args without -study and its value.
-func withoutStudyFlag(args []string) []string {
+func withoutStudyFlag(args []string) []string { return withoutFlag(args, "study") }
+
+// withoutFlag is args without the flag name and its values.
+func withoutFlag(args []string, name string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
-		if flagName(args[i]) == "study" {
+		if flagName(args[i]) == name {
 			if !strings.Contains(args[i], "=") {
 				i++
 			}
@@ -166,7 +185,7 @@ func (s *studyRun) run(ctx context.Context, out, warn io.Writer) error {
 			return fmt.Errorf("study %s, plan %d (%s): %w", s.row.Name, i+1, c.cfg.Out, err)
 		}
 	}
-	if args := s.row.Seeds(s.server); args != nil {
+	if args := s.row.Seeds(s.root, s.server); args != nil {
 		goCmd := cmp.Or(os.Getenv("GO"), "go")
 		cmd := exec.CommandContext(ctx, goCmd, append([]string{"run", "./cmd/seeds"}, args...)...)
 		cmd.Stdout, cmd.Stderr = out, warn
@@ -213,7 +232,7 @@ func estimate(s study.Study) (took time.Duration, known bool, err error) {
 		}
 		took += planEstimate(c)
 	}
-	args := s.Seeds("")
+	args := s.Seeds(s.Root(), "")
 	if args == nil {
 		return took, true, nil
 	}

@@ -209,18 +209,21 @@ func Names(studies []Study) []string {
 }
 
 // Folder is where the plan writes, relative to the repository's root.
-func (s Study) Folder(p Plan) string { return path.Join(Dir, s.Out, p.Sub) }
+func (s Study) Folder(p Plan) string { return path.Join(s.Root(), p.Sub) }
 
 // Command is how a reader runs the study.
 func (s Study) Command() string { return "make study NAME=" + s.Name }
 
-// Seeds are cmd/seeds' arguments, {out} and {server} filled in; nil when
-// the study has no seeds step.
-func (s Study) Seeds(server string) []string {
+// Root is the study's folder, relative to the repository's root.
+func (s Study) Root() string { return path.Join(Dir, s.Out) }
+
+// Seeds are cmd/seeds' arguments, {out} (the study's folder, root) and
+// {server} filled in; nil when the study has no seeds step.
+func (s Study) Seeds(root, server string) []string {
 	if s.SeedArgs == "" {
 		return nil
 	}
-	r := strings.NewReplacer("{out}", path.Join(Dir, s.Out), "{server}", server)
+	r := strings.NewReplacer("{out}", root, "{server}", server)
 	return strings.Fields(r.Replace(s.SeedArgs))
 }
 
