@@ -274,18 +274,28 @@ const (
 	IndexEnd   = "<!-- studies: end -->"
 )
 
-// Index is the Markdown table of the studies: folder, command, what it is.
+// Pages are the files a reader opens first, relative to Dir: the seed's
+// page for the seeds, the runner's report of each plan for the others.
+func (s Study) Pages() []string {
+	if s.Engine == Seed {
+		return []string{path.Join(s.Out, "README.md")}
+	}
+	var out []string
+	for _, p := range s.Plans {
+		out = append(out, path.Join(s.Out, p.Sub, "report.md"))
+	}
+	return out
+}
+
+// Index is the Markdown table of the studies, its links relative to Dir:
+// name, pages, command, what it is.
 func Index(studies []Study) string {
 	var b strings.Builder
-	b.WriteString("| study | folder | command | what it is |\n| --- | --- | --- | --- |\n")
+	b.WriteString("| study | report | command | what it is |\n| --- | --- | --- | --- |\n")
 	for _, s := range studies {
 		var links []string
-		if len(s.Plans) == 0 {
-			links = append(links, fmt.Sprintf("[`%s/`](%s/)", s.Out, s.Out))
-		}
-		for _, p := range s.Plans {
-			f := path.Join(s.Out, p.Sub)
-			links = append(links, fmt.Sprintf("[`%s/`](%s/)", f, f))
+		for _, p := range s.Pages() {
+			links = append(links, fmt.Sprintf("[`%s/`](%s)", path.Dir(p), p))
 		}
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s |\n", s.Name, strings.Join(links, ", "), s.Command(), s.Desc)
 	}
