@@ -205,16 +205,23 @@ const burstScript = "scripts/burst.sh"
 // startBurst starts the background load in a process group of its own, and
 // returns what stops the group.
 func startBurst(warn io.Writer) (stop func(), err error) {
+	stop, _, err = startBurstGroup(warn)
+	return stop, err
+}
+
+// startBurstGroup is startBurst, with the process group's id.
+func startBurstGroup(warn io.Writer) (stop func(), pgid int, err error) {
 	cmd := exec.Command(burstScript)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = warn
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("the background load (%s): %w", burstScript, err)
+		return nil, 0, fmt.Errorf("the background load (%s): %w", burstScript, err)
 	}
+	pgid = cmd.Process.Pid
 	return func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		_ = cmd.Wait()
-	}, nil
+	}, pgid, nil
 }
 
 // estimate is the runner's own estimate of the study's runs (the one it

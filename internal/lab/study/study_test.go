@@ -68,7 +68,6 @@ func TestEverySeedIsAStudy(t *testing.T) {
 	}
 }
 
-
 // TestEveryResultsFolderIsAStudy: every folder under docs/results that a
 // runner or a seed wrote (its meta.json) is a plan's folder or a seed's of
 // some row, so the index misses none; and every row's pages exist. The
