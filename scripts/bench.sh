@@ -62,7 +62,7 @@ run=${BENCH_STORE_RUN:-Store}
 [[ -n $cpus ]] || { echo "bench.sh: no CPU list (BENCH_STORE_CPUS)" >&2; exit 2; }
 
 store() {
-	local out=docs/results/store
+	local out=${BENCH_STORE_OUT:-docs/results/store}
 	mkdir -p "$out"
 	rm -f bin/bench-store.txt
 	for round in $(seq 1 "$rounds"); do

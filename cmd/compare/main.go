@@ -143,7 +143,7 @@ func parseFlagsAs(args []string, stderr io.Writer, engine study.Engine) (command
 	fs.StringVar(&o.Out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&o.K6, "k6", "bin/k6", "k6 binary (make k6 builds the pinned one)")
 	fs.StringVar(&o.Load, "load", "bin/load", "the Go driver binary (make build builds it)")
-	fs.StringVar(&o.H2load, "h2load", "h2load", "h2load binary (make h2load installs Debian's nghttp2-client)")
+	fs.StringVar(&o.H2load, "h2load", "h2load", "h2load binary (make deb-h2load installs Debian's nghttp2-client)")
 	fs.StringVar(&o.Server, "server", "bin/locklab", "locklab server binary (make build)")
 	fs.StringVar(&o.Scripts, "scripts", "k6", "folder of the k6 scripts")
 	fs.StringVar(&o.Profile, "profile", "", "RUN: for this run (its number or id), save a CPU profile and a runtime trace of the server beside its raw JSON")
