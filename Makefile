@@ -112,11 +112,10 @@ compare: build deb-h2load ## the main job: the runner's defaults (go run ./cmd/c
 	LOCKLAB_COMMAND='make compare$(with-args)' $(RUNNER) $(ARGS)
 
 # The validity gate's own trial (docs/validity.md): make compare beside a
-# bursty background load (scripts/burst.sh), which the runner must notice.
-BURST_ON    ?= 1.5
-BURST_EVERY ?= 6
+# bursty background load (scripts/burst.sh, which BURST_ON and BURST_EVERY
+# tune), which the runner must notice.
 compare-busy: build deb-h2load ## make compare beside a bursty background load (busy loops on every CPU, 1.5 s of every 6 s): the gate must see it
-	BURST_ON=$(BURST_ON) BURST_EVERY=$(BURST_EVERY) LOCKLAB_COMMAND='make compare-busy$(with-args)' scripts/burst.sh $(RUNNER) $(ARGS)
+	LOCKLAB_COMMAND='make compare-busy$(with-args)' scripts/burst.sh env $(RUNNER) $(ARGS)
 
 # A study is a row of internal/lab/study: its plans, its folder under
 # docs/results/, its budget. make help lists them with their times.
@@ -147,7 +146,7 @@ pack-results: ## pack a finished study's raw runs into one archive: make pack-re
 .PHONY: test unit e2e
 test: ## everything CI runs: tracked files in order, generated code fresh, vet, race tests, k6 end to end, report.html in a browser
 	GO=$(GO) scripts/test.sh
-unit: debs $(BIN)/k6 ## go test -race -vet=all over every package, the browser test among them
+unit: debs $(BIN)/k6 ## go test -race over every package (the runner's end-to-end test drives k6 and h2load; the database's tests start MariaDB and Redis)
 	GO=$(GO) scripts/test.sh unit
 e2e: $(BIN)/k6 $(BIN)/ghz ## end-to-end: every k6 script, the Go driver and ghz against the server in every mode, invariants checked
 	GO=$(GO) scripts/test.sh e2e

@@ -2,8 +2,8 @@
 # make test: everything CI runs (.ci/run calls make test, which calls this).
 #
 #   scripts/test.sh        all of it, in two stages (below)
-#   scripts/test.sh unit   go test -race over every package (make unit)
-#   scripts/test.sh e2e    k6/e2e.sh: every driver against every mode (make e2e)
+#   scripts/test.sh unit   go test -race over every package (make unit), without make test's additions
+#   scripts/test.sh e2e    k6/e2e.sh: every driver against every mode (make e2e), its own defaults
 #
 # Stage one: the house check and the tools side by side. Debian's packages
 # (make debs, one apt-get) and the module's own dependencies download while
@@ -54,29 +54,31 @@ builds() {
 	mk -j3 house tools ghz
 }
 
-# unit vets every package with every analyzer go vet runs (-vet=all), inside
-# the race-enabled go test rather than with make vet: go vet compiles every
+# unit is go test -race over every package. make test adds -vet=all and
+# -tags=browser: vet runs every analyzer go vet runs inside the
+# race-enabled go test rather than with make vet (go vet compiles every
 # dependency without -race for its type information, a second compilation
-# of them all (about two minutes of CPU from empty caches). -tags=browser
-# adds the browser test (report.html in headless Chromium) beside the other
-# packages' tests, so the report package is compiled and tested once.
+# of them all: about two minutes of CPU from empty caches), and the browser
+# test (report.html in headless Chromium) runs beside the other packages'
+# tests, so the report package is compiled and tested once.
 unit() {
-	$GO test -race -count=1 -p "$TESTPKGS" -vet=all -tags=browser -timeout 15m ./...
+	$GO test -race -count=1 -p "$TESTPKGS" "$@" -timeout 15m ./...
 }
 
-# e2e runs every mode at once (E2E_JOBS=all) with one-second smokes
-# (E2E_SECONDS=1), and ghz-run linked from the race-enabled packages go
-# test compiled (E2E_SEEDS_RACE=1); k6/e2e.sh says what each knob does.
+# e2e is k6/e2e.sh, which says what each knob does. make test runs every
+# mode at once (E2E_JOBS=all) with one-second smokes (E2E_SECONDS=1), and
+# ghz-run linked from the race-enabled packages go test compiled
+# (E2E_SEEDS_RACE=1).
 e2e() {
-	K6=bin/k6 GHZ=bin/ghz GO=$GO E2E_JOBS=${E2E_JOBS:-all} E2E_SECONDS=${E2E_SECONDS:-1} E2E_SEEDS_RACE=${E2E_SEEDS_RACE:-1} k6/e2e.sh
+	K6=$PWD/bin/k6 GHZ=$PWD/bin/ghz GO=$GO k6/e2e.sh
 }
 
 case ${1:-all} in
 all)
 	together "$MAKE --no-print-directory debs" "$GO mod download" "$(declare -f mk together builds); GO='$GO' MAKE='$MAKE' builds"
 	mk proto-check fmt
-	unit
-	e2e
+	unit -vet=all -tags=browser
+	E2E_JOBS=all E2E_SECONDS=1 E2E_SEEDS_RACE=1 e2e
 	echo "make test: all checks passed"
 	;;
 unit) unit ;;

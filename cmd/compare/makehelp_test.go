@@ -53,6 +53,9 @@ var helpFigure = regexp.MustCompile(`(?:^|[^\w.])([0-9]+(?:\.[0-9]+)?)`)
 // k6/e2e.sh, which make agree runs).
 func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 	t.Helper()
+	b, err := os.ReadFile("../../scripts/burst.sh")
+	require.NoError(t, err)
+	burst := string(b)
 	m := newMakefile(mk)
 	var probs []string
 	problem := func(target, format string, args ...any) {
@@ -78,11 +81,16 @@ func helpFigureProblems(t *testing.T, mk, e2e string) []string {
 		},
 		"compare-busy": func(target, help string) []string {
 			f := figure(target, help, `([0-9.]+) s of every ([0-9.]+) s`)
-			if f != nil && (f[0] != m.value("BURST_ON") || f[1] != m.value("BURST_EVERY")) {
-				problem(target, "states %s s of every %s s; BURST_ON is %s, BURST_EVERY %s", f[0], f[1], m.value("BURST_ON"), m.value("BURST_EVERY"))
+			on := regexp.MustCompile(`on=\$\{BURST_ON:-([0-9.]+)\}`).FindStringSubmatch(burst)
+			every := regexp.MustCompile(`every=\$\{BURST_EVERY:-([0-9.]+)\}`).FindStringSubmatch(burst)
+			require.NotNil(t, on, "scripts/burst.sh defaults BURST_ON")
+			require.NotNil(t, every, "scripts/burst.sh defaults BURST_EVERY")
+			if f != nil && (f[0] != on[1] || f[1] != every[1]) {
+				problem(target, "states %s s of every %s s; scripts/burst.sh's defaults are %s and %s", f[0], f[1], on[1], every[1])
 			}
 			return f
 		},
+
 		"profile": func(target, help string) []string { return m.studyTime(t, target, help, problem) },
 		"fuzz": func(target, help string) []string {
 			f := figure(target, help, `\(default ([0-9]+)s\)`)

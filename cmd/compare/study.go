@@ -173,7 +173,10 @@ func (s *studyRun) run(ctx context.Context, out, warn io.Writer) error {
 				return err
 			}
 		}
-		c.cfg.Command = strings.TrimSpace(base + ": compare " + p.Args)
+		c.cfg.Command = base
+		if p.Args != "" {
+			c.cfg.Command += ": compare " + p.Args
+		}
 		fmt.Fprintf(out, "study %s: plan %d of %d → %s\n", s.row.Name, i+1, len(s.plans), c.cfg.Out)
 		var err error
 		if c.capacity != nil {
