@@ -30,7 +30,7 @@ func TestMakeHelpFigures(t *testing.T) {
 	assert.Empty(t, helpFigureProblems(t, string(mk), string(e2e)))
 
 	controls := []struct{ name, from, to string }{
-		{"a Makefile default", "1.5 s of every 6 s", "1.5 s of every 8 s"},
+		{"the background load's default", "1.5 s of every 6 s", "1.5 s of every 8 s"},
 		{"a run's time", "(~6 s)", "(~60 s)"},
 		{"the fuzzing time", "(default 20s)", "(default 30s)"},
 		{"the driver agreement", "within 15%", "within 10%"},
