@@ -63,6 +63,13 @@ func newStudyRunFrom(catalogue []study.Study, name string, args []string, engine
 	if err != nil {
 		return nil, fmt.Errorf("-study %q: want list, index or one of the studies:\n%s", name, listing(catalogue))
 	}
+	if len(row.Plans) == 0 {
+		for _, a := range extra {
+			if n := flagName(a); n != "" && !slices.Contains(binaryFlags, n) && n != "out" {
+				return nil, fmt.Errorf("-study %s runs no plan of the runner, only cmd/seeds (%s): -%s does not apply", name, row.SeedArgs, n)
+			}
+		}
+	}
 	s := &studyRun{catalogue: catalogue, row: row, root: row.Root(), server: "bin/locklab"}
 	if v, ok := flagValue(extra, "server"); ok {
 		s.server = v
@@ -89,6 +96,10 @@ func newStudyRunFrom(catalogue []study.Study, name string, args []string, engine
 	}
 	return s, nil
 }
+
+// binaryFlags name the binaries and scripts the runner uses, which `make
+// study` always gives, whether the study's engine runs them or not.
+var binaryFlags = []string{"server", "k6", "load", "h2load", "scripts"}
 
 // flagName is the name of the flag argument a: "study" for -study,
 // --study and -study=x; "" for a value.

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/study"
 )
 
@@ -116,10 +117,13 @@ func TestStudyFlag(t *testing.T) {
 		{[]string{"-study", "list", "-reps", "2"}, "-study list takes no other flag"},
 		{[]string{"-study", "cores", "-reps", "0"}, "-study cores: plan"},
 		{[]string{"-study", "cores", "-out="}, "-study cores -out: give a folder"},
+		{[]string{"-study", "seed-bank", "-reps", "2"}, "-study seed-bank runs no plan of the runner, only cmd/seeds"},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		assert.ErrorContains(t, err, tt.want, tt.args)
 	}
+	_, err = parseFlags([]string{"-study", "seed-bank", "-server", "bin/locklab", "-k6", "bin/k6"}, io.Discard)
+	assert.NoError(t, err, "the control: the binaries make study gives every study")
 	_, err = parseFlagsAs([]string{"-study", "cores"}, io.Discard, study.Runner)
 	assert.ErrorContains(t, err, "a plan names no other study")
 }
@@ -199,4 +203,36 @@ func running(t *testing.T, pgid int) []string {
 		}
 	}
 	return out
+}
+
+// TestStudyRunsEveryPlan runs a throw-away study of two small plans against
+// the real server and Go driver: each plan writes its sub-folder, the runs
+// of an earlier run there go first, and each plan's meta.json names the
+// study's command and the plan.
+func TestStudyRunsEveryPlan(t *testing.T) {
+	server, _, loadBin := binaries(t)
+	base := "-driver go -workloads counter -vus 2 -duration 1s -warmup 0 -reps 1 -aa=false -max-foreign 100% -seed 7"
+	row := study.Study{Name: "scratch", Engine: study.Runner, Out: "scratch", Desc: "a row of a test", Plans: []study.Plan{
+		{Sub: "a", Args: base + " -modes mutex,noop"},
+		{Sub: "b", Args: base + " -modes inputQ,noop -baseline inputQ"},
+	}}
+	out := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "a"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "a", record.RunsArchive), []byte("an earlier run"), 0o644))
+	t.Setenv("LOCKLAB_COMMAND", "make study NAME=scratch")
+	s, err := newStudyRunFrom(append(slices.Clone(study.Studies), row), "scratch",
+		[]string{"-study", "scratch", "-server", server, "-load", loadBin, "-out", out}, "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	require.NoError(t, s.run(ctx, &progress, &progress), progress.String())
+	for _, p := range row.Plans {
+		dir := filepath.Join(out, p.Sub)
+		assert.NoFileExists(t, filepath.Join(dir, record.RunsArchive), "the earlier run's archive went")
+		assert.DirExists(t, filepath.Join(dir, record.RunsDir))
+		meta, err := record.LoadMeta(os.DirFS(dir))
+		require.NoError(t, err)
+		assert.Equal(t, "make study NAME=scratch: compare "+p.Args, meta.Command)
+	}
 }
