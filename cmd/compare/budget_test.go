@@ -2,11 +2,7 @@ package main
 
 import (
 	"io"
-	"math"
-	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,113 +13,85 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/run"
-	"github.com/locklab/locklab/server"
-	"github.com/locklab/locklab/server/serve"
+	"github.com/locklab/locklab/internal/lab/study"
 )
 
-// TestStudyTargetsFitTheirBudgets reads the plans of the Makefile's study
-// targets, checks that their flags are good on this machine (two CPUs at
-// least: the plans put the server on 2), that each plan has the blocks its
-// report's tests need where it says so, and that their runs take the time
-// `make help` states, within half a minute, and no more than the target's
-// budget. The control: many more repetitions would not fit what help
-// states, so the check can fail.
-func TestStudyTargetsFitTheirBudgets(t *testing.T) {
-	mk, err := os.ReadFile("../../Makefile")
-	require.NoError(t, err)
-	tests := []struct {
-		target    string
-		plans     []string
-		budget    time.Duration
-		attribute bool // every plan profiles its runs
-		powered   bool // every plan has the blocks its tests need
-	}{
-		{"cores", []string{"CORES_CHECK", "CORES_DEMANDS"}, 6 * time.Minute, false, false},
-		{"crossover", []string{"CROSSOVER"}, 10 * time.Minute, false, false},
-		{"why", []string{"WHY_H2LOAD", "WHY_CORES"}, 5 * time.Minute, true, true},
-		{"runtimes", []string{"RUNTIMES_DEFAULT", "RUNTIMES_CORES"}, 25 * time.Minute, false, true},
-		{"ledger", []string{"LEDGER_DEFAULT", "LEDGER_CORES"}, 12 * time.Minute, false, true},
-		{"bank-db", []string{"BANK_DB"}, 40 * time.Minute, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.target, func(t *testing.T) {
-			planTime := func(extra ...string) time.Duration {
-				var total time.Duration
-				for _, name := range tt.plans {
-					m := regexp.MustCompile(`(?m)^` + name + `\s*:=\s*(.+)$`).FindSubmatch(mk)
-					require.NotNil(t, m, name)
-					cmd, err := parseFlags(append(strings.Fields(string(m[1])), extra...), io.Discard)
-					require.NoError(t, err, name)
-					if cmd.cfg.AllModes {
-						cmd.cfg.Modes = serverCatalog().Names() // as Compare does
-					}
-					if tt.attribute {
-						assert.True(t, cmd.cfg.Factors.Attributes(), "%s attributes", name)
-					}
-					specs := plan.Layout(cmd.cfg.Config, serverCatalog(), run.Serves)
-					require.NotEmpty(t, specs, name)
-					if tt.powered {
-						assert.Empty(t, run.PowerWarning(cmd.cfg, specs), "%s has the blocks its tests need", name)
-					}
-					total += run.PlanDuration(cmd.cfg, specs)
-				}
-				return total
-			}
-			total := planTime()
-			t.Logf("make %s: about %v of runs", tt.target, total.Round(time.Second))
-			help := regexp.MustCompile(`(?m)^` + tt.target + `:.*## .*\(~([0-9.]+) min\)$`).FindSubmatch(mk)
-			require.NotNil(t, help, "make help states the time")
-			stated, err := strconv.ParseFloat(string(help[1]), 64)
+// TestStudiesFitTheirBudgets ranges over the catalogue: every plan of every
+// study parses on this machine (two CPUs at least: plans put the server on
+// 2), and the runner's estimate of the study's runs (the one it prints
+// before the first) is within the row's budget; a row without a budget is
+// one its engines estimate nothing for. The control: the same rows with
+// many more repetitions overrun their budgets, so the check can fail.
+func TestStudiesFitTheirBudgets(t *testing.T) {
+	for _, s := range study.Studies {
+		t.Run(s.Name, func(t *testing.T) {
+			took, known, err := estimate(s)
 			require.NoError(t, err)
-			assert.LessOrEqual(t, math.Abs(total.Minutes()-stated), 0.5, "estimated %v", total)
-			assert.LessOrEqual(t, total, tt.budget)
-			assert.Greater(t, math.Abs(planTime("-reps", "24").Minutes()-stated), 0.5, "the control")
+			require.Equal(t, known, s.Budget > 0, "a budget exactly where the runner estimates the time")
+			t.Logf("%s: %s, budget %v", s.Command(), formatEstimate(took), s.Budget)
+			assert.LessOrEqual(t, took, s.Budget)
+			if len(s.Plans) > 0 {
+				assert.Greater(t, estimateWith(t, s, "-reps", "40"), s.Budget, "the control: 40 blocks overrun the budget")
+			}
 		})
 	}
 }
 
-// serverCatalog is what the server binary's -list-modes says, unasked and
-// under every -backend, taken from the registry it prints.
-func serverCatalog() plan.Catalog {
-	list := func(backend string) plan.ModeList {
-		var b strings.Builder
-		serve.ListModes(&b, server.DurabilityNone, backend)
-		return plan.ParseModeList(b.String())
+// estimateWith is the estimate of the study's plans with extra flags.
+func estimateWith(t *testing.T, s study.Study, extra ...string) time.Duration {
+	t.Helper()
+	s.Plans = slices.Clone(s.Plans) // the catalogue's own rows stay as they are
+	for i := range s.Plans {
+		s.Plans[i].Args = strings.TrimSpace(s.Plans[i].Args + " " + strings.Join(extra, " "))
 	}
-	cat := plan.Catalog{Base: list(server.BackendMemory), Under: map[string]plan.ModeList{}}
-	for _, b := range server.Backends() {
-		cat.Under[plan.CatalogKey(plan.Backend, b)] = list(b)
-	}
-	return cat
+	took, _, err := estimate(s)
+	require.NoError(t, err)
+	return took
 }
 
-// TestCapacityFitsItsBudget: make capacity's run, as the Makefile gives it,
-// takes the time `make help` states by the runner's estimate (within half a
-// minute), within its 10-minute budget, with the blocks the paired
-// analysis judges and the overload phase in every block. The control: many
-// more blocks would not fit what help states.
-func TestCapacityFitsItsBudget(t *testing.T) {
-	mk, err := os.ReadFile("../../Makefile")
-	require.NoError(t, err)
-	plans := newMakefile(string(mk)).runnerArgs("capacity")
-	require.Len(t, plans, 1, "make capacity runs the runner once")
-	estimate := func(extra ...string) time.Duration {
-		cmd, err := parseFlags(append(slices.Clone(plans[0]), extra...), io.Discard)
+// TestStudiesHaveTheirBlocks: the studies whose reports test effects have
+// the blocks their tests need (run.PowerWarning), the attribution study
+// profiles every run, and the capacity study has the blocks the paired
+// analysis judges and the overload phase in every block. The controls: a
+// plan with fewer blocks, or without attribution, is caught.
+func TestStudiesHaveTheirBlocks(t *testing.T) {
+	powered := []string{"why", "runtimes", "ledger", "capacity"}
+	for _, name := range powered {
+		s, err := study.Lookup(study.Studies, name)
 		require.NoError(t, err)
-		require.NotNil(t, cmd.capacity, "make capacity runs -study capacity")
-		return run.CapacityEstimate(cmd.cfg, *cmd.capacity)
+		for _, p := range s.Plans {
+			c := parsePlan(t, s, p.Args)
+			if c.capacity != nil {
+				assert.GreaterOrEqual(t, c.cfg.Reps, paired.MinBlocksRobust, "%s: blocks enough for a verdict", name)
+				assert.Positive(t, c.capacity.OverloadFor, "%s: the overload phase runs", name)
+				continue
+			}
+			assert.Empty(t, powerWarning(c), "%s: %s has the blocks its tests need", name, p.Args)
+			assert.NotEmpty(t, powerWarning(parsePlan(t, s, p.Args+" -reps 2")), "the control: 2 blocks are too few")
+		}
 	}
-	cmd, err := parseFlags(plans[0], io.Discard)
+	why, err := study.Lookup(study.Studies, "why")
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, cmd.cfg.Reps, paired.MinBlocksRobust, "blocks enough for a verdict on the latency at fixed rates")
-	assert.Positive(t, cmd.capacity.OverloadFor, "the overload phase runs")
-	total := estimate()
-	t.Logf("make capacity: about %v of runs", total.Round(time.Second))
-	help := regexp.MustCompile(`(?m)^capacity:.*## .*\(~([0-9.]+) min\)$`).FindSubmatch(mk)
-	require.NotNil(t, help, "make help states the time")
-	stated, err := strconv.ParseFloat(string(help[1]), 64)
-	require.NoError(t, err)
-	assert.LessOrEqual(t, math.Abs(total.Minutes()-stated), 0.5, "estimated %v", total)
-	assert.LessOrEqual(t, total, 10*time.Minute)
-	assert.Greater(t, math.Abs(estimate("-reps", "24").Minutes()-stated), 0.5, "the control")
+	for _, p := range why.Plans {
+		assert.True(t, parsePlan(t, why, p.Args).cfg.Factors.Attributes(), "why: %s attributes", p.Args)
+	}
+	assert.False(t, parsePlan(t, why, "-workloads counter -driver h2load").cfg.Factors.Attributes(), "the control")
+}
+
+func parsePlan(t *testing.T, s study.Study, args string) command {
+	t.Helper()
+	engine := study.Runner
+	if s.Engine == study.Capacity {
+		engine = study.Capacity
+	}
+	c, err := parseFlagsAs(strings.Fields(args), io.Discard, engine)
+	require.NoError(t, err, args)
+	return c
+}
+
+func powerWarning(c command) string {
+	if c.cfg.AllModes {
+		c.cfg.Modes = serverCatalog().Names()
+	}
+	return run.PowerWarning(c.cfg, plan.Layout(c.cfg.Config, serverCatalog(), run.Serves))
 }

@@ -63,7 +63,7 @@ func binaries(t *testing.T) (server, k6, loadBin string) {
 func h2loadBinary(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("h2load")
-	require.NoError(t, err, "no h2load on PATH: run `make h2load` (installs Debian's nghttp2-client)")
+	require.NoError(t, err, "no h2load on PATH: run `make deb-h2load` (installs Debian's nghttp2-client)")
 	return p
 }
 
@@ -195,7 +195,7 @@ func TestPreflight(t *testing.T) {
 		{"unknown mode", []string{"-modes", "mutex,spinlock"}, `unknown mode "spinlock"; ` + server + " serves: mutex, rwmutex"},
 		{"missing k6", []string{"-k6", "/nonexistent/k6"}, "/nonexistent/k6 not found: run `make k6` first"},
 		{"missing go driver", []string{"-driver", "go", "-load", "/nonexistent/load"}, "/nonexistent/load not found: run `make build` first"},
-		{"missing h2load", []string{"-driver", "h2load", "-h2load", "/nonexistent/h2load"}, "/nonexistent/h2load not found: run `make h2load` first"},
+		{"missing h2load", []string{"-driver", "h2load", "-h2load", "/nonexistent/h2load"}, "/nonexistent/h2load not found: run `make deb-h2load` first"},
 		{"missing server", []string{"-server", "/nonexistent/locklab"}, "/nonexistent/locklab not found: run `make build` first"},
 		{"missing script", []string{"-scripts", t.TempDir()}, "workload counter:"},
 		{"no such run to profile", []string{"-profile", "999"}, `-profile "999": no such run`},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"runtime"
 	"strconv"
@@ -88,7 +89,7 @@ func TestParseFlags(t *testing.T) {
 // flag was not given, and a bad objective, ladder or study is a clear error
 // (main exits 2 on any).
 func TestCapacityFlags(t *testing.T) {
-	cmd, err := parseFlags([]string{"-study", "capacity"}, io.Discard)
+	cmd, err := capacityPlan([]string{"-study", "capacity"})
 	require.NoError(t, err)
 	require.NotNil(t, cmd.capacity)
 	assert.Equal(t, "open", cmd.cfg.Model)
@@ -96,7 +97,7 @@ func TestCapacityFlags(t *testing.T) {
 	assert.Equal(t, float64(plan.DefaultFloorMultiple), cmd.capacity.FloorMultiple, "the objective from the floor by default")
 	assert.Zero(t, cmd.capacity.SLO, "set once the floor is measured")
 
-	cmd, err = parseFlags([]string{"-study", "capacity", "-modes", "mutex,inputQ", "-rates", "1000,2000", "-slo", "p99.9<=5ms"}, io.Discard)
+	cmd, err = capacityPlan([]string{"-study", "capacity", "-modes", "mutex,inputQ", "-rates", "1000,2000", "-slo", "p99.9<=5ms"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mutex", "inputQ"}, cmd.cfg.Modes, "a given flag is kept")
 	assert.Equal(t, []int{1000, 2000}, cmd.capacity.Rates)
@@ -104,12 +105,13 @@ func TestCapacityFlags(t *testing.T) {
 	cmd, err = parseFlags(nil, io.Discard)
 	require.NoError(t, err)
 	assert.Nil(t, cmd.capacity, "the comparison by default")
+	assert.Nil(t, cmd.study, "the comparison by default")
 
 	for _, tt := range []struct {
 		args    []string
 		wantErr string
 	}{
-		{[]string{"-study", "soak"}, `-study "soak": want compare or capacity`},
+		{[]string{"-study", "soak"}, `-study "soak": want list, index or one of the studies`},
 		{[]string{"-study", "capacity", "-slo", "p99<1ms"}, `-slo "p99<1ms"`},
 		{[]string{"-study", "capacity", "-rates", "5000,1000"}, "-rates"},
 		{[]string{"-study", "capacity", "-steps", "10,,20"}, "-steps"},
@@ -120,4 +122,17 @@ func TestCapacityFlags(t *testing.T) {
 		require.Error(t, err, tt.args)
 		assert.Contains(t, err.Error(), tt.wantErr)
 	}
+}
+
+// capacityPlan is the one plan of the capacity study that args (-study
+// capacity and more) ask for.
+func capacityPlan(args []string) (command, error) {
+	cmd, err := parseFlags(args, io.Discard)
+	if err != nil {
+		return command{}, err
+	}
+	if cmd.study == nil || len(cmd.study.plans) != 1 {
+		return command{}, fmt.Errorf("%v: not one plan of a study", args)
+	}
+	return cmd.study.plans[0], nil
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/internal/lab/run"
+	"github.com/locklab/locklab/internal/lab/study"
 )
 
 func main() {
@@ -70,7 +71,8 @@ func main() {
 // report rebuilt, two results directories compared or one packed.
 type command struct {
 	cfg      run.Config
-	capacity *run.Capacity // the capacity study, when -study capacity
+	capacity *run.Capacity // the capacity engine, when a study's plan asks for it
+	study    *studyRun     // -study NAME: a row of the catalogue (study.go)
 	rerender string        // a results directory whose report is rebuilt from its runs/ files
 	diff     string        // "OLD,NEW": two results directories whose medians are compared
 	pack     string        // a finished results directory whose runs/ is packed into runs.tar.gz
@@ -86,6 +88,8 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 		return report.Diff(c.diff, out)
 	case c.pack != "":
 		return pack.Pack(c.pack, out)
+	case c.study != nil:
+		return c.study.run(ctx, out, warn)
 	case c.capacity != nil:
 		return run.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
 	}
@@ -93,6 +97,12 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 }
 
 func parseFlags(args []string, stderr io.Writer) (command, error) {
+	return parseFlagsAs(args, stderr, "")
+}
+
+// parseFlagsAs parses args for engine: "" the command line (-study NAME
+// picks a row of the catalogue), or the engine of a study's plan.
+func parseFlagsAs(args []string, stderr io.Writer, engine study.Engine) (command, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -136,7 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	fs.StringVar(&o.Out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&o.K6, "k6", "bin/k6", "k6 binary (make k6 builds the pinned one)")
 	fs.StringVar(&o.Load, "load", "bin/load", "the Go driver binary (make build builds it)")
-	fs.StringVar(&o.H2load, "h2load", "h2load", "h2load binary (make h2load installs Debian's nghttp2-client)")
+	fs.StringVar(&o.H2load, "h2load", "h2load", "h2load binary (make deb-h2load installs Debian's nghttp2-client)")
 	fs.StringVar(&o.Server, "server", "bin/locklab", "locklab server binary (make build)")
 	fs.StringVar(&o.Scripts, "scripts", "k6", "folder of the k6 scripts")
 	fs.StringVar(&o.Profile, "profile", "", "RUN: for this run (its number or id), save a CPU profile and a runtime trace of the server beside its raw JSON")
@@ -164,15 +174,15 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 		o.Seed = int(time.Now().UnixNano() & math.MaxInt32) // short enough to type back as -seed
 	}
 	var err error
-	switch capOpts.Study {
-	case "compare":
-		c.cfg, err = run.NewConfig(o, runtime.NumCPU())
-	case "capacity":
+	switch {
+	case given["study"]:
+		c.study, err = newStudyRun(capOpts.Study, args, engine)
+	case engine == study.Capacity:
 		var cc run.Capacity
 		c.cfg, cc, err = run.NewCapacity(o, *capOpts, func(name string) bool { return given[name] }, runtime.NumCPU())
 		c.capacity = &cc
 	default:
-		err = fmt.Errorf("-study %q: want %s", capOpts.Study, strings.Join(run.Studies, " or "))
+		c.cfg, err = run.NewConfig(o, runtime.NumCPU())
 	}
 	return c, err
 }

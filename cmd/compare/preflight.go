@@ -19,6 +19,9 @@ func (c command) preflight() error {
 	if c.rerender != "" || c.diff != "" || c.pack != "" {
 		return nil
 	}
+	if c.study != nil {
+		return c.study.preflight()
+	}
 	if c.cfg.Out != "" {
 		if _, err := os.Stat(filepath.Join(c.cfg.Out, record.RunsArchive)); err == nil {
 			return fmt.Errorf("-out %s holds a packed study (%s): give a new folder", c.cfg.Out, record.RunsArchive)

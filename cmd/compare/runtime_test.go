@@ -65,7 +65,7 @@ func withFakeGo(t *testing.T, server string) (starts string) {
 // records each binary's `go version -m`, every record its runtime and the
 // GOMAXPROCS its two processes were given, the runs of the second runtime
 // start its binary, and the report compares each design across the
-// runtimes. A real GOEXPERIMENT build is make runtimes' own; the bad
+// runtimes. A real GOEXPERIMENT build is make study NAME=runtimes' own; the bad
 // experiment's exit status 2 is TestPreflightExitsTwo's, with the real go
 // command.
 func TestCompareRuntimesEndToEnd(t *testing.T) {

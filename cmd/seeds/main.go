@@ -2,8 +2,8 @@
 // four source experiments locklab grew out of, each into its own folder
 // under docs/results/seeds with the seed's own table (package
 // internal/lab/seeds), the bank benchmark twice: in memory and, as it ran,
-// over a database. `make seeds` runs them all; `make help` lists one target
-// per seed.
+// over a database. Each seed is a study, `make study NAME=seed-<name>`
+// (internal/lab/study), which runs the runner's plans, if any, then this.
 //
 //	seeds ladder   -in DIR                           # render a k6 ladder the runner wrote into DIR
 //	seeds bank     -out DIR [-modes mutex,inputQ]    # ghz: the bank seed's rows, then render

@@ -83,7 +83,7 @@ func TestGhzRunWithoutGhz(t *testing.T) {
 func writeLadder(t *testing.T, dir string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "runs"), 0o755))
-	require.NoError(t, record.WriteJSON(filepath.Join(dir, "meta.json"), record.Meta{Command: "make seed-ladder", Duration: "5s", Warmup: "1s", Reps: 1, CPUs: 2}))
+	require.NoError(t, record.WriteJSON(filepath.Join(dir, "meta.json"), record.Meta{Command: "make study NAME=seed-ladder", Duration: "5s", Warmup: "1s", Reps: 1, CPUs: 2}))
 	for i, mode := range []string{"mutex", "inputQ"} {
 		stats, err := protojson.Marshal(&locklabv1.GetStatsResponse{Mode: mode, StoreBacked: true, Requests: 1000, CpuSeconds: 1, WindowSeconds: 5})
 		require.NoError(t, err)

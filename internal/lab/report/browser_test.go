@@ -2,9 +2,9 @@
 
 // The browser test opens report.html in a real headless Chromium with the
 // network cut off and checks that the charts are drawn. It needs Chromium
-// (`make chromium` installs Debian's), so it has its own build tag and its own
+// (`make deb-chromium` installs Debian's), so it has its own build tag and its own
 // make target, `make browser-test`; `make test` runs it inside its race tests
-// (GOTESTFLAGS=-tags=browser). Plain `go test ./...` works without a browser.
+// (-tags=browser, scripts/test.sh). Plain `go test ./...` works without a browser.
 
 package report
 
@@ -32,7 +32,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Fatal("no Chromium on PATH: run `make chromium` (installs Debian's chromium)")
+	t.Fatal("no Chromium on PATH: run `make deb-chromium` (installs Debian's chromium)")
 	return ""
 }
 

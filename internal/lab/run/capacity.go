@@ -26,10 +26,6 @@ import (
 	"github.com/locklab/locklab/summary"
 )
 
-// Studies are what cmd/compare can run: the comparison of designs at load
-// levels, or the capacity study.
-var Studies = []string{"compare", "capacity"}
-
 // The capacity study's defaults, where they differ from the comparison's:
 // every design the study is about on one workload, the Go driver only
 // (h2load cannot hold a rate), paired.MinBlocksRobust blocks (the fewest
@@ -66,8 +62,7 @@ type CapacityOptions struct {
 // CapacityFlags declares the study's flags on fs.
 func CapacityFlags(fs *flag.FlagSet) *CapacityOptions {
 	co := &CapacityOptions{}
-	fs.StringVar(&co.Study, "study", "compare", "what to run: "+strings.Join(Studies, " or ")+
-		" (the highest rate each design serves within -slo, found per block in the open model, then past it; docs/methodology.md)")
+	fs.StringVar(&co.Study, "study", "", "run a study, a row of the catalogue (internal/lab/study) into its folder under docs/results, the other flags added to each of its plans; list prints the catalogue, index rewrites docs/results/README.md's index (docs/runner.md)")
 	fs.StringVar(&co.SLO, "slo", "", "capacity: the objective a rate must meet, e.g. "+plan.ExampleSLO+": a latency percentile bound (p50, p90, p95, p99, p99.9), achieved>=share of the offered rate, errors=most unexpected errors (default: from the floor, see -floor-multiple)")
 	fs.Float64Var(&co.Floor, "floor-multiple", plan.DefaultFloorMultiple, "capacity: without -slo, the objective is p99 <= this many times the noop server's p99 at the ladder's lowest rate (the harness's floor, measured first)")
 	fs.StringVar(&co.Steps, "steps", plan.DefaultSteps, "capacity: the ladder, in percent of the noop server's ceiling (-rates instead gives calls/s and skips the probe)")

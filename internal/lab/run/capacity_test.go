@@ -474,7 +474,7 @@ func TestCapacityDefaultsFitTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "open", cfg.Model)
 	assert.Equal(t, []string{"go"}, cfg.Drivers)
-	assert.LessOrEqual(t, CapacityEstimate(cfg, cc), 10*time.Minute, "make capacity must finish within 10 minutes")
+	assert.LessOrEqual(t, CapacityEstimate(cfg, cc), 10*time.Minute, "make study NAME=capacity must finish within 10 minutes")
 }
 
 func newFlagSet() *flag.FlagSet {

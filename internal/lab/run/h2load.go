@@ -63,7 +63,7 @@ func (h2loadDriver) Name() string { return "h2load" }
 func (h2loadDriver) Doc() string {
 	return "nghttp2's h2load sending one fixed gRPC frame: the counter's ceiling driver"
 }
-func (h2loadDriver) Binary(cfg Config) (path, hint string) { return cfg.H2load, "make h2load" }
+func (h2loadDriver) Binary(cfg Config) (path, hint string) { return cfg.H2load, "make deb-h2load" }
 
 // Serves: one fixed frame is one Increment; and h2load cannot time calls
 // from their intended start, so the closed model only.

@@ -74,7 +74,7 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 
 // ResultsDir is where the repository keeps committed results. Changes
 // under it are data, not code: a study that replaces its own folder there
-// (make cores, make why, make seeds) still runs the commit it names.
+// (make study NAME=...) still runs the commit it names.
 const ResultsDir = "docs/results"
 
 // gitDirty reports whether the work tree in dir ("" for the current

@@ -11,6 +11,6 @@
 // every run: a seed's numbers were mostly its load generator's, and a
 // table here says whether its driver was saturated.
 //
-// Seeds is the one list of them; cmd/seeds and the Makefile's seed targets
-// range over it.
+// Seeds is the one list of them; cmd/seeds ranges over it, and each is a
+// row seed-<name> of the catalogue of studies (internal/lab/study).
 package seeds

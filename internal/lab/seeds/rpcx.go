@@ -17,7 +17,7 @@ import (
 var RPCXLevels = []int{100, 1000, 2000, 5000}
 
 // RPCXRequests are the page's requests per level; DefaultRPCXRequests is
-// what `make seed-rpcx` sends: 8 runs of 20,000 calls at a few thousand
+// what `make study NAME=seed-rpcx` sends: 8 runs of 20,000 calls at a few thousand
 // calls/s on one CPU take well under a minute.
 const (
 	RPCXRequests        = 1_000_000

@@ -13,7 +13,7 @@ import (
 // A Seed is one source experiment: where its table lives, how it is made,
 // and what its source was.
 type Seed struct {
-	Name   string // its folder under docs/results/seeds and its make target's suffix
+	Name   string // its folder under docs/results/seeds, and its study is seed-<Name>
 	Title  string
 	Source string // the source, in words: its author's setup and tool
 	// Produce says how the folder is made, for its README.
@@ -23,33 +23,33 @@ type Seed struct {
 // Dir is where every seed's folder lives, relative to the repository.
 const Dir = "docs/results/seeds"
 
-// Seeds are the source experiments, in the order `make seeds` runs them.
+// Seeds are the source experiments, in the order of their rows in the catalogue of studies (internal/lab/study).
 var Seeds = []Seed{
 	{Name: "ladder", Title: "The inputQ-vs-mutex k6 ladder",
 		Source: "a small Go repository's README that introduced the inputQ pattern: a gRPC counter served with `-mode mutex` or `-mode inputQ`, " +
 			"driven by k6 from 10 to 1000 virtual users, k6's end-of-test summary per level",
-		Produce: "`make seed-ladder`: the runner (`cmd/compare -driver k6 -ladder -workloads counter`) writes the runs here, " +
+		Produce: "`make study NAME=seed-ladder`: the runner (`cmd/compare -driver k6 -ladder -workloads counter`) writes the runs here, " +
 			"then `go run ./cmd/seeds ladder -in " + Dir + "/ladder` renders this table from them."},
 	{Name: "bank", Title: "The gRPC bank benchmark, with ghz",
 		Source: "a Vietnamese benchmark of a gRPC money-transfer service (1000 users, 20,000,000 each) run with ghz at 20 requests in parallel: " +
 			"TransferMoney in scenarios A, B and C, GetBalance and GetHistory from one user and from random users",
-		Produce: "`make seed-bank`: `go run ./cmd/seeds bank -out " + Dir + "/bank` runs ghz for the seed's request counts at concurrency 20, " +
+		Produce: "`make study NAME=seed-bank`: `go run ./cmd/seeds bank -out " + Dir + "/bank` runs ghz for the seed's request counts at concurrency 20, " +
 			"a fresh server per row, reset to the row's scenario through the API, and renders this table."},
 	{Name: "bank-db", Title: "The gRPC bank benchmark over MariaDB and Redis, with ghz",
 		Source: "the same Vietnamese benchmark as it ran: its service over MySQL with a pool of 9 connections, history cached in Redis, " +
 			"ghz at 20 requests in parallel; TransferMoney in scenarios A, B and C, GetBalance and GetHistory from one user and from random users, " +
 			"and GetHistory again once the cache was in",
-		Produce: "`make seed-bank-db`: `go run ./cmd/seeds bank -backend mysql -out " + Dir + "/bank-db` runs ghz for the seed's request counts " +
+		Produce: "`make study NAME=seed-bank-db`: `go run ./cmd/seeds bank -backend mysql -out " + Dir + "/bank-db` runs ghz for the seed's request counts " +
 			"at concurrency 20, a fresh server per row over a private MariaDB of its own (and a private Redis for the cached rows), both " +
 			"started and stopped by the server, reset to the row's scenario through the API, and renders this table."},
 	{Name: "rpcx", Title: "The rpcx benchmark page's concurrency table",
 		Source: "rpcx's benchmark page (Chinese): a ~581-byte protobuf message round trip, 100 to 5000 concurrent clients, a million requests, " +
 			"client and server on one 24-core machine, rpcx against gRPC",
-		Produce: "`make seed-rpcx`: `go run ./cmd/seeds rpcx -out " + Dir + "/rpcx` runs ghz putting a value of the kv workload's size " +
+		Produce: "`make study NAME=seed-rpcx`: `go run ./cmd/seeds rpcx -out " + Dir + "/rpcx` runs ghz putting a value of the kv workload's size " +
 			"(" + strconv.Itoa(load.Workloads().KV.Defaults.ValueSize) + " bytes) at each concurrency (`RPCX_REQUESTS=1000000` for the seed's full million) and renders this table."},
 	{Name: "ngrinder", Title: "The nGrinder before/after report",
 		Source: "a Japanese post on load-testing a Spring service with nGrinder: average TPS, peak TPS, errors and CPU before and after a change (a Redis cache)",
-		Produce: "`make seed-ngrinder`: the runner writes `before/` (mutex) and `after/` (inputQ-batch), the bank with every transfer synced to a " +
+		Produce: "`make study NAME=seed-ngrinder`: the runner writes `before/` (mutex) and `after/` (inputQ-batch), the bank with every transfer synced to a " +
 			"write-ahead log, then `go run ./cmd/seeds ngrinder -before … -after … -out " + Dir + "/ngrinder` compares the two folders. " +
 			"Any two results folders of one group each can be compared the same way."},
 }

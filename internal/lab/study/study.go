@@ -1,0 +1,333 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Engine says what runs a study's plans.
+type Engine string
+
+const (
+	// Runner: cmd/compare's comparison, once per plan.
+	Runner Engine = "runner"
+	// Capacity: cmd/compare's capacity search (the highest rate each
+	// design serves within an objective), once per plan.
+	Capacity Engine = "capacity"
+	// Seed: the runner's plans, if any, then cmd/seeds (SeedArgs), which
+	// renders the seed's own table and, for the seeds ghz drives, runs them.
+	Seed Engine = "seed"
+)
+
+// Engines are the engines, in the order the listing names them.
+var Engines = []Engine{Runner, Capacity, Seed}
+
+// Dir is where every study writes, relative to the repository's root.
+const Dir = "docs/results"
+
+// A Plan is one run of the engine: its arguments as the runner takes them
+// (go run ./cmd/compare -h) and the sub-folder of the study's folder it
+// writes ("" the folder itself).
+type Plan struct {
+	Sub  string
+	Args string
+}
+
+// A Study is one row of the catalogue.
+type Study struct {
+	Name   string
+	Engine Engine
+	Plans  []Plan
+	// SeedArgs are cmd/seeds' arguments, run after the plans (Engine
+	// Seed only). {out} stands for the study's folder, {server} for the
+	// server binary the runner was given.
+	SeedArgs string
+	Out      string        // the folder under Dir
+	Budget   time.Duration // the most its runs may take by the runner's estimate; 0: none is estimated
+	Burst    bool          // the plans run beside a bursty background load (scripts/burst.sh)
+	Desc     string        // one line: what it measures
+}
+
+// Studies is the catalogue: every study, one row each. `make study
+// NAME=...` and `go run ./cmd/compare -study NAME` run a row; the listing,
+// make help, the index of docs/results/README.md and the budget test read
+// this table.
+var Studies = []Study{
+	{
+		Name: "default", Engine: Runner, Plans: []Plan{{}}, Out: "default", Budget: 8 * time.Minute,
+		Desc: "the main job's defaults through the validity gate, with the A/A control (`make compare` runs the same plan into results/)",
+	},
+	{
+		Name: "busy", Engine: Runner, Plans: []Plan{{Args: "-workloads counter -driver h2load"}}, Out: "busy", Budget: 2 * time.Minute, Burst: true,
+		Desc: "the counter with h2load beside a bursty background load on every CPU: what the validity gate does with it",
+	},
+	{
+		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
+		Plans: []Plan{
+			{Sub: "model", Args: "-aa=false -server-cpus 1,2 -share-cpus -reps 5 -work 0,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining"},
+			{Sub: "no-work", Args: "-aa=false -server-cpus 1 -workloads counter,bank-A -driver go -vus 100 -modes all -reps 3"},
+		},
+		Desc: "a queueing model fitted on the 1-CPU runs predicts the runs it held out, at 1 and 2 server CPUs; every design's serial demand without work",
+	},
+	{
+		Name: "crossover", Engine: Runner, Out: "crossover", Budget: 10 * time.Minute,
+		Plans: []Plan{{Args: "-aa=false -server-cpus 1,2 -share-cpus -reps 6 -work 0,5us,10us,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,inputQ-spin"}},
+		Desc:  "the work per command at which each owner design overtakes mutex at 2 server CPUs: predicted by the model, measured on a ladder of work levels",
+	},
+	{
+		Name: "why", Engine: Runner, Out: "why", Budget: 5 * time.Minute,
+		Plans: []Plan{
+			{Sub: "h2load", Args: "-aa=false -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,noop -attribute off,on -reps 12"},
+			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,inputQ-batch,noop -attribute on -reps 11"},
+		},
+		Desc: "where each design's server CPU goes, by category, with and without attribution; and the 2-CPU case with 20 µs of work",
+	},
+	{
+		Name: "ledger", Engine: Runner, Out: "ledger", Budget: 12 * time.Minute,
+		Plans: []Plan{
+			{Sub: "default", Args: "-aa=false -driver go -modes mutex,inputQ,inputQ-spin,noop -ledger on -reps 6"},
+			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,noop -ledger off,on -reps 6"},
+		},
+		Desc: "each call's server-side time by state from execution traces: the default groups, and the 2-CPU case with 20 µs of work traced and not",
+	},
+	{
+		Name: "runtimes", Engine: Runner, Out: "runtimes", Budget: 25 * time.Minute,
+		Plans: []Plan{
+			{Sub: "default", Args: "-modes mutex,inputQ,inputQ-spin,noop -runtime go1.26.8,go1.27.3"},
+			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,inputQ-batch,combining,noop -runtime go1.26.8,go1.27.3"},
+		},
+		Desc: "every design built by two Go releases in the same blocks: the default groups, and the 2-CPU case with 20 µs of work",
+	},
+	{
+		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 40 * time.Minute,
+		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -reps 8"}},
+		Desc:  "the bank in MariaDB, a private instance per run: every design that serves it, db-rowlock among them, at three database pools",
+	},
+	{
+		Name: "capacity", Engine: Capacity, Plans: []Plan{{}}, Out: "capacity", Budget: 10 * time.Minute,
+		Desc: "each design's capacity under a p99 objective set from the noop server's floor, latency at fixed rates, and overload under each admission policy",
+	},
+	{
+		Name: "durability", Engine: Runner, Out: "durability", Budget: 5 * time.Minute,
+		Plans: []Plan{{Args: "-workloads bank-A -read-ratio 0 -modes mutex,inputQ,inputQ-batch,combining,noop -durability none,wal -vus 100 -reps 11 -driver go"}},
+		Desc:  "bank transfers with and without the write-ahead log",
+	},
+	{
+		Name: "work", Engine: Runner, Out: "work", Budget: 5 * time.Minute,
+		Plans: []Plan{{Args: "-workloads counter -modes mutex,inputQ,inputQ-batch,combining,noop -work 10us,50us -vus 100 -reps 11 -driver go"}},
+		Desc:  "the critical section's length through gRPC, one server CPU",
+	},
+	{
+		Name: "skew", Engine: Runner, Out: "skew", Budget: 5 * time.Minute,
+		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,sharded,inputQ,sharded-inputQ,noop -skew 0,0.99 -vus 100 -reps 11 -driver go"}},
+		Desc:  "uniform against Zipf-skewed account choice",
+	},
+	{
+		Name: "readratio", Engine: Runner, Out: "readratio", Budget: 5 * time.Minute,
+		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,rwmutex,inputQ,noop -read-ratio 0.5,0.95 -vus 100 -reps 11 -driver go"}},
+		Desc:  "a read-heavy bank mix (GetBalance) against the read-write lock",
+	},
+	{
+		Name: "conns1", Engine: Runner, Out: "conns1", Budget: 2 * time.Minute,
+		Plans: []Plan{{Args: "-conns 0 -driver go -reps 3"}},
+		Desc:  "an older default plan with one connection per caller, as a k6 VU (too few blocks for tests)",
+	},
+	{
+		Name: "drivers", Engine: Runner, Out: "drivers", Budget: 2 * time.Minute,
+		Plans: []Plan{{Args: "-driver go,k6 -modes mutex,noop -aa=false -workloads counter -vus 10,100 -reps 5"}},
+		Desc:  "the Go driver against k6 on the noop and mutex servers, interleaved",
+	},
+	{
+		Name: "drivers-conns1", Engine: Runner, Out: "drivers-conns1", Budget: 2 * time.Minute,
+		Plans: []Plan{{Args: "-driver go,k6 -modes mutex,noop -aa=false -workloads counter -vus 10,100 -reps 5 -conns 0"}},
+		Desc:  "the same with one connection per Go caller",
+	},
+	{
+		Name: "ladder", Engine: Runner, Out: "ladder", Budget: 6 * time.Minute,
+		Plans: []Plan{{Args: "-driver k6 -ladder -reps 2"}},
+		Desc:  "the seed's k6 ladder of callers in the runner's own report, with the A/A control",
+	},
+	{
+		Name: "seed-ladder", Engine: Seed, Out: "seeds/ladder", Budget: 5 * time.Minute,
+		Plans:    []Plan{{Args: "-driver k6 -ladder -workloads counter -modes mutex,inputQ -reps 2 -duration 5s -warmup 1s"}},
+		SeedArgs: "ladder -in {out}",
+		Desc:     "the inputQ-against-mutex k6 ladder of callers, in the seed's own k6 columns",
+	},
+	{
+		Name: "seed-bank", Engine: Seed, Out: "seeds/bank",
+		SeedArgs: "bank -out {out} -modes mutex,inputQ -server {server}",
+		Desc:     "the gRPC bank benchmark with ghz: its scenarios and request counts",
+	},
+	{
+		Name: "seed-bank-db", Engine: Seed, Out: "seeds/bank-db", Budget: 6 * time.Minute,
+		SeedArgs: "bank -backend mysql -out {out} -modes mutex,inputQ,db-rowlock -server {server}",
+		Desc:     "the bank benchmark as it ran: over MariaDB and Redis, reads with the cache off and on",
+	},
+	{
+		Name: "seed-rpcx", Engine: Seed, Out: "seeds/rpcx",
+		SeedArgs: "rpcx -out {out} -modes mutex,inputQ -server {server}",
+		Desc:     "the rpcx page: a fixed value at a ladder of clients, its latency columns and TPS",
+	},
+	{
+		Name: "seed-ngrinder", Engine: Seed, Out: "seeds/ngrinder", Budget: 2 * time.Minute,
+		Plans: []Plan{
+			{Sub: "before", Args: "-driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3 -modes mutex -baseline mutex"},
+			{Sub: "after", Args: "-driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3 -modes inputQ-batch -baseline inputQ-batch"},
+		},
+		SeedArgs: "ngrinder -before {out}/before -after {out}/after -out {out}",
+		Desc:     "the nGrinder before/after report: mutex before, inputQ-batch after",
+	},
+}
+
+// Reserved are the words -study takes besides the names of the studies.
+var Reserved = []string{"list", "index"}
+
+// ErrUnknown: no study has the name.
+var ErrUnknown = errors.New("study: no such study")
+
+// Lookup finds the study called name in studies.
+func Lookup(studies []Study, name string) (Study, error) {
+	i := slices.IndexFunc(studies, func(s Study) bool { return s.Name == name })
+	if i < 0 {
+		return Study{}, fmt.Errorf("%w %q: want one of %s", ErrUnknown, name, strings.Join(Names(studies), ", "))
+	}
+	return studies[i], nil
+}
+
+// Names are the studies' names, in the table's order.
+func Names(studies []Study) []string {
+	var out []string
+	for _, s := range studies {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Folder is where the plan writes, relative to the repository's root.
+func (s Study) Folder(p Plan) string { return path.Join(s.Root(), p.Sub) }
+
+// Command is how a reader runs the study.
+func (s Study) Command() string { return "make study NAME=" + s.Name }
+
+// Root is the study's folder, relative to the repository's root.
+func (s Study) Root() string { return path.Join(Dir, s.Out) }
+
+// Seeds are cmd/seeds' arguments, {out} (the study's folder, root) and
+// {server} filled in; nil when the study has no seeds step.
+func (s Study) Seeds(root, server string) []string {
+	if s.SeedArgs == "" {
+		return nil
+	}
+	r := strings.NewReplacer("{out}", root, "{server}", server)
+	return strings.Fields(r.Replace(s.SeedArgs))
+}
+
+// Check reports what is wrong with the table: a name twice or reserved, an
+// engine it does not know, plans where the engine runs none, two plans into
+// one folder, a seeds step on an engine that has none.
+func Check(studies []Study) error {
+	var errs []error
+	seen := map[string]bool{}
+	folders := map[string]string{}
+	for _, s := range studies {
+		switch {
+		case s.Name == "" || strings.ContainsAny(s.Name, " \t/"):
+			errs = append(errs, fmt.Errorf("study %q: want a name of one word", s.Name))
+		case seen[s.Name]:
+			errs = append(errs, fmt.Errorf("study %q: named twice", s.Name))
+		case slices.Contains(Reserved, s.Name):
+			errs = append(errs, fmt.Errorf("study %q: the name is one of -study's own words (%s)", s.Name, strings.Join(Reserved, ", ")))
+		}
+		seen[s.Name] = true
+		if !slices.Contains(Engines, s.Engine) {
+			errs = append(errs, fmt.Errorf("study %s: engine %q: want one of %v", s.Name, s.Engine, Engines))
+		}
+		if s.Engine != Seed && len(s.Plans) == 0 {
+			errs = append(errs, fmt.Errorf("study %s: no plan", s.Name))
+		}
+		if (s.Engine == Seed) != (s.SeedArgs != "") {
+			errs = append(errs, fmt.Errorf("study %s: a seeds step goes with the seed engine, and the seed engine with one", s.Name))
+		}
+		if s.Out == "" || s.Desc == "" {
+			errs = append(errs, fmt.Errorf("study %s: want a folder and a description", s.Name))
+		}
+		for _, p := range s.Plans {
+			f := s.Folder(p)
+			if other, ok := folders[f]; ok {
+				errs = append(errs, fmt.Errorf("study %s: writes %s, as %s does", s.Name, f, other))
+			}
+			folders[f] = s.Name
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Index markers: the block of docs/results/README.md between them is
+// Index's, rewritten by WriteIndex.
+const (
+	IndexBegin = "<!-- studies: begin (generated by `go run ./cmd/compare -study index` from internal/lab/study; do not edit) -->"
+	IndexEnd   = "<!-- studies: end -->"
+)
+
+// Pages are the files a reader opens first, relative to Dir: the seed's
+// page for the seeds, the runner's report of each plan for the others.
+func (s Study) Pages() []string {
+	if s.Engine == Seed {
+		return []string{path.Join(s.Out, "README.md")}
+	}
+	var out []string
+	for _, p := range s.Plans {
+		out = append(out, path.Join(s.Out, p.Sub, "report.md"))
+	}
+	return out
+}
+
+// Index is the Markdown table of the studies, its links relative to Dir:
+// name, pages, command, what it is.
+func Index(studies []Study) string {
+	var b strings.Builder
+	b.WriteString("| study | report | command | what it is |\n| --- | --- | --- | --- |\n")
+	for _, s := range studies {
+		var links []string
+		for _, p := range s.Pages() {
+			links = append(links, fmt.Sprintf("[`%s/`](%s)", path.Dir(p), p))
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s |\n", s.Name, strings.Join(links, ", "), s.Command(), s.Desc)
+	}
+	return b.String()
+}
+
+// ErrNoMarkers: the page lacks the index's markers.
+var ErrNoMarkers = errors.New("study: the page has no index block (" + IndexBegin + " … " + IndexEnd + ")")
+
+// WithIndex is page with its index block replaced by index.
+func WithIndex(page, index string) (string, error) {
+	before, rest, ok := strings.Cut(page, IndexBegin+"\n")
+	if !ok {
+		return "", ErrNoMarkers
+	}
+	_, after, ok := strings.Cut(rest, IndexEnd)
+	if !ok {
+		return "", ErrNoMarkers
+	}
+	return before + IndexBegin + "\n" + index + IndexEnd + after, nil
+}
+
+// WriteIndex rewrites the index block of the page at path from studies;
+// the page is left as it was when it has no block.
+func WriteIndex(path string, studies []Study) error {
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := WithIndex(string(page), Index(studies))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, []byte(out), 0o644)
+}
