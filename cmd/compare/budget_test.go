@@ -31,7 +31,7 @@ func TestStudiesFitTheirBudgets(t *testing.T) {
 			t.Logf("%s: %s, budget %v", s.Command(), formatEstimate(took), s.Budget)
 			assert.LessOrEqual(t, took, s.Budget)
 			if len(s.Plans) > 0 {
-				assert.Greater(t, estimateWith(t, s, "-reps", "40"), s.Budget, "the control: 40 blocks overrun the budget")
+				assert.Greater(t, estimateWith(t, s, "-reps", "100"), s.Budget, "the control: 100 blocks (or rounds) overrun the budget")
 			}
 		})
 	}

@@ -269,7 +269,11 @@ func planEstimate(c command) time.Duration {
 	if c.cfg.AllModes {
 		c.cfg.Modes = serverCatalog().Names() // as Compare does
 	}
-	return run.PlanDuration(c.cfg, plan.Layout(c.cfg.Config, serverCatalog(), run.Serves))
+	specs := plan.Layout(c.cfg.Config, serverCatalog(), run.Serves)
+	if c.cfg.Measure == run.MeasureDuet && run.DuetApplies(c.cfg) == "" {
+		return run.DuetPlanDuration(c.cfg, specs)
+	}
+	return run.PlanDuration(c.cfg, specs)
 }
 
 // seedEstimate is cmd/seeds' own estimate of its step: rendering a folder

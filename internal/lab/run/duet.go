@@ -95,6 +95,42 @@ func DuetApplies(cfg Config) string {
 	return ""
 }
 
+// DuetPlanDuration estimates how long a side-by-side plan takes: a probe
+// round of every group, then the first stage's rounds, then the rounds
+// -precision may add, at most up to -max-blocks and no later than
+// -time-budget. A round is its servers' start (at once; a private
+// database's more), the warm-up, the window, the drivers' tail and the
+// stop; a Go driver's connections take about 1.5 ms each.
+func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
+	groups, err := duetGroups(cfg, specs)
+	if err != nil {
+		return 0
+	}
+	var probe, round time.Duration
+	for _, g := range groups {
+		s := g.specs[g.arms[0].Name]
+		per := 400*time.Millisecond + cfg.Warmup + time.Duration(len(g.arms))*time.Duration(2*min(s.Level, max(cfg.Conns, 1)))*1500*time.Microsecond
+		if plan.OverDatabase(s.Factors.Get(plan.Backend)) {
+			per += dbStartup + time.Duration(len(g.arms))*dbStartup/4 // installs side by side on the servers' CPUs
+		}
+		probe += per + 500*time.Millisecond
+		round += per + cfg.Duration + duetTail
+	}
+	first := probe + time.Duration(cfg.Reps)*round
+	if cfg.Gate.Precision <= 0 {
+		return first
+	}
+	most := probe + time.Duration(max(cfg.Reps, cfg.Gate.MaxBlocks))*round
+	if cfg.TimeBudget > 0 {
+		most = min(most, max(first, cfg.TimeBudget+round))
+	}
+	return most
+}
+
+// duetTail is how long every driver runs past the window's end, so that
+// none is winding down inside it.
+const duetTail = 300 * time.Millisecond
+
 // duetGroup is one group's arms and what each runs.
 type duetGroup struct {
 	name  string
@@ -481,9 +517,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	if err := errors.Join(errs...); err != nil {
 		return rd, err
 	}
-	// Every driver runs past the window's end, so that none is winding
-	// down inside it.
-	tail := 300 * time.Millisecond
+	tail := duetTail
 	for i, a := range arms {
 		spec := g.specs[a.arm.Name]
 		d, _ := LookupDriver(spec.Driver)

@@ -69,14 +69,14 @@ var Studies = []Study{
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
 		Plans: []Plan{
-			{Sub: "model", Args: "-aa=false -server-cpus 1,2 -share-cpus -reps 5 -work 0,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining"},
-			{Sub: "no-work", Args: "-aa=false -server-cpus 1 -workloads counter,bank-A -driver go -vus 100 -modes all -reps 3"},
+			{Sub: "model", Args: "-measure isolated -aa=false -server-cpus 1,2 -share-cpus -reps 5 -work 0,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,combining"},
+			{Sub: "no-work", Args: "-measure isolated -aa=false -server-cpus 1 -workloads counter,bank-A -driver go -vus 100 -modes all -reps 3"},
 		},
 		Desc: "a queueing model fitted on the 1-CPU runs predicts the runs it held out, at 1 and 2 server CPUs; every design's serial demand without work",
 	},
 	{
 		Name: "crossover", Engine: Runner, Out: "crossover", Budget: 10 * time.Minute,
-		Plans: []Plan{{Args: "-aa=false -server-cpus 1,2 -share-cpus -reps 6 -work 0,5us,10us,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,inputQ-spin"}},
+		Plans: []Plan{{Args: "-measure isolated -aa=false -server-cpus 1,2 -share-cpus -reps 6 -work 0,5us,10us,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,inputQ-spin"}},
 		Desc:  "the work per command at which each owner design overtakes mutex at 2 server CPUs: predicted by the model, measured on a ladder of work levels",
 	},
 	{
@@ -104,8 +104,8 @@ var Studies = []Study{
 		Desc: "every design built by two Go releases in the same blocks: the default groups, and the 2-CPU case with 20 µs of work",
 	},
 	{
-		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 40 * time.Minute,
-		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -reps 8"}},
+		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 30 * time.Minute,
+		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -reps 10 -known 100us -time-budget 20m"}},
 		Desc:  "the bank in MariaDB, a private instance per run: every design that serves it, db-rowlock among them, at three database pools",
 	},
 	{
@@ -114,27 +114,27 @@ var Studies = []Study{
 	},
 	{
 		Name: "durability", Engine: Runner, Out: "durability", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-workloads bank-A -read-ratio 0 -modes mutex,inputQ,inputQ-batch,combining,noop -durability none,wal -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-measure isolated -workloads bank-A -read-ratio 0 -modes mutex,inputQ,inputQ-batch,combining,noop -durability none,wal -vus 100 -reps 11 -driver go"}},
 		Desc:  "bank transfers with and without the write-ahead log",
 	},
 	{
 		Name: "work", Engine: Runner, Out: "work", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-workloads counter -modes mutex,inputQ,inputQ-batch,combining,noop -work 10us,50us -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-measure isolated -workloads counter -modes mutex,inputQ,inputQ-batch,combining,noop -work 10us,50us -vus 100 -reps 11 -driver go"}},
 		Desc:  "the critical section's length through gRPC, one server CPU",
 	},
 	{
 		Name: "skew", Engine: Runner, Out: "skew", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,sharded,inputQ,sharded-inputQ,noop -skew 0,0.99 -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-measure isolated -workloads bank-A -modes mutex,sharded,inputQ,sharded-inputQ,noop -skew 0,0.99 -vus 100 -reps 11 -driver go"}},
 		Desc:  "uniform against Zipf-skewed account choice",
 	},
 	{
 		Name: "readratio", Engine: Runner, Out: "readratio", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,rwmutex,inputQ,noop -read-ratio 0.5,0.95 -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-measure isolated -workloads bank-A -modes mutex,rwmutex,inputQ,noop -read-ratio 0.5,0.95 -vus 100 -reps 11 -driver go"}},
 		Desc:  "a read-heavy bank mix (GetBalance) against the read-write lock",
 	},
 	{
 		Name: "conns1", Engine: Runner, Out: "conns1", Budget: 2 * time.Minute,
-		Plans: []Plan{{Args: "-conns 0 -driver go -reps 3"}},
+		Plans: []Plan{{Args: "-measure isolated -conns 0 -driver go -reps 3"}},
 		Desc:  "an older default plan with one connection per caller, as a k6 VU (too few blocks for tests)",
 	},
 	{
@@ -176,8 +176,8 @@ var Studies = []Study{
 	{
 		Name: "seed-ngrinder", Engine: Seed, Out: "seeds/ngrinder", Budget: 2 * time.Minute,
 		Plans: []Plan{
-			{Sub: "before", Args: "-driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3 -modes mutex -baseline mutex"},
-			{Sub: "after", Args: "-driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3 -modes inputQ-batch -baseline inputQ-batch"},
+			{Sub: "before", Args: "-measure isolated -driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3 -modes mutex -baseline mutex"},
+			{Sub: "after", Args: "-measure isolated -driver go -workloads bank-A -vus 100 -durability wal -duration 5s -warmup 1s -reps 3 -modes inputQ-batch -baseline inputQ-batch"},
 		},
 		SeedArgs: "ngrinder -before {out}/before -after {out}/after -out {out}",
 		Desc:     "the nGrinder before/after report: mutex before, inputQ-batch after",
