@@ -211,7 +211,7 @@ func running(t *testing.T, pgid int) []string {
 // study's command and the plan.
 func TestStudyRunsEveryPlan(t *testing.T) {
 	server, _, loadBin := binaries(t)
-	base := "-driver go -workloads counter -vus 2 -duration 1s -warmup 0 -reps 1 -aa=false -max-foreign 100% -seed 7"
+	base := "-measure isolated -driver go -workloads counter -vus 2 -duration 1s -warmup 0 -reps 1 -aa=false -max-foreign 100% -seed 7"
 	row := study.Study{Name: "scratch", Engine: study.Runner, Out: "scratch", Desc: "a row of a test", Plans: []study.Plan{
 		{Sub: "a", Args: base + " -modes mutex,noop"},
 		{Sub: "b", Args: base + " -modes inputQ,noop -baseline inputQ"},
