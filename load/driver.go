@@ -222,7 +222,9 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	rec := newRecorder(len(p.cases), min(cfg.Callers, 4*runtime.GOMAXPROCS(0)))
 	callers := make([]*caller, cfg.Callers)
 	for i := range callers {
-		callers[i] = newCaller(i, p, stubs[i%len(stubs)], rec.shard(i))
+		if callers[i], err = newCaller(i, p, stubs[i%len(stubs)], rec.shard(i)); err != nil {
+			return nil, err
+		}
 	}
 
 	// An interrupted run (ctx ends) stops early, as k6 does on SIGINT: the
@@ -268,7 +270,10 @@ var ErrInterrupted = errors.New("load: run interrupted")
 // dialAll opens cfg.Conns connections and waits until each is ready, so
 // that connecting is not part of any call's latency.
 func dialAll(ctx context.Context, cfg Config) ([]*grpc.ClientConn, error) {
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, cfg.DialOptions...)
+	opts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(newCodec())),
+	}, cfg.DialOptions...)
 	conns := make([]*grpc.ClientConn, 0, cfg.Conns)
 	fail := func(err error) ([]*grpc.ClientConn, error) {
 		for _, cc := range conns {
