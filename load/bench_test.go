@@ -71,11 +71,12 @@ func BenchmarkDriverCallCPU(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime(b)
+			ctx := b.Context()
 			var wg sync.WaitGroup
 			for i := range benchCallers {
 				wg.Go(func() {
 					for next.Add(1) <= int64(b.N) {
-						if err := d.Call(b.Context(), i); err != nil {
+						if err := d.Call(ctx, i); err != nil {
 							failed.CompareAndSwap(nil, &err)
 						}
 					}
