@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,11 +55,15 @@ func cpuTime(tb testing.TB) time.Duration {
 }
 
 // BenchmarkDriverCallCPU is the driver's cost per call against the real
-// server in another process: CPU time (cpu-ns/call) and allocations.
+// server in another process: CPU time (cpu-ns/call) and allocations, with
+// the collector's target cmd/load sets (GOGC overrides it, as for cmd/load).
 //
 //	go test -run '^$' -bench DriverCallCPU -cpu 1 -benchtime 2s -count 3 ./load
 func BenchmarkDriverCallCPU(b *testing.B) {
 	addr := serverProcess(b, "mutex")
+	if _, ok := os.LookupEnv("GOGC"); !ok { // as cmd/load runs
+		defer debug.SetGCPercent(debug.SetGCPercent(load.GCPercent))
+	}
 	for _, wl := range load.WorkloadNames() {
 		b.Run(wl, func(b *testing.B) {
 			cfg := load.DefaultConfig()
