@@ -116,6 +116,23 @@ func ListPackages(root string) ([]Package, error) {
 	return pkgs, nil
 }
 
+// ListImports runs `go list` in root: every import path the module's
+// packages and their tests import, each once.
+func ListImports(root string) ([]string, error) {
+	listing, err := goList(root, "-test=false", "-f", `{{join .Imports "\n"}}
+{{join .TestImports "\n"}}
+{{join .XTestImports "\n"}}`, "./...")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for imp := range strings.FieldsSeq(listing) {
+		out = append(out, imp)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
 func goList(root string, args ...string) (string, error) {
 	cmd := exec.Command("go", append([]string{"list"}, args...)...)
 	cmd.Dir = root
