@@ -236,12 +236,15 @@ func (p *plan) setupKV(ctx context.Context, cfg Config, d *Definitions, c client
 // kvFrames are key's Get and Put requests. A Put's frame is the key's part
 // and the value's, which every Put shares.
 func (p *plan) kvFrames(key string) (get, put *frame, err error) {
-	k, err := proto.Marshal(&pb.GetRequest{Key: key})
+	g, err := proto.Marshal(&pb.GetRequest{Key: key})
 	if err != nil {
 		return nil, nil, fmt.Errorf("load: encoding key %q: %w", key, err)
 	}
-	// GetRequest's key and PutRequest's are the same field.
-	return newFrame(k), newFrame(k, p.valueField), nil
+	k, err := proto.Marshal(&pb.PutRequest{Key: key})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load: encoding key %q: %w", key, err)
+	}
+	return newFrame(g), newFrame(k, p.valueField), nil
 }
 
 // putSharedKeys puts every shared key once, 16 calls at a time.
