@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 )
@@ -29,7 +30,8 @@ type plan struct {
 	storeBacked bool
 
 	// counter
-	delta int64
+	delta     int64
+	increment *frame
 	// bank
 	mix               mix
 	accounts          *Zipf // ranks 0..N-1 are accounts 1..N
@@ -42,9 +44,12 @@ type plan struct {
 	// kv
 	readRatio     float64
 	value         []byte
+	valueField    []byte // PutRequest{Value: value}, encoded: the second part of every Put's frame
 	keysPerCaller int
 	sharedKeys    *Zipf // nil: each caller owns its keys (Skew 0)
 	kvGet, kvPut  int   // the cases' indexes
+	// sharedGet[rank], sharedPut[rank]: the shared keys' requests
+	sharedGet, sharedPut []*frame
 }
 
 // mix is a Mix with its cases as indexes into plan.cases.
@@ -108,7 +113,7 @@ type calls struct {
 	// cases the run can draw.
 	setup func(ctx context.Context, p *plan, d *Definitions, st *pb.GetStatsResponse, c clients) error
 	// start gives a new caller its own state; nil: none.
-	start func(*caller)
+	start func(*caller) error
 	// call makes one call and checks its answer.
 	call func(c *caller, ctx context.Context) result
 }
@@ -120,7 +125,9 @@ var workloadCalls = map[string]calls{
 		setup: func(_ context.Context, p *plan, d *Definitions, _ *pb.GetStatsResponse, _ clients) error {
 			p.delta = d.Counter.Defaults.Delta
 			p.drawn[0] = true
-			return nil
+			var err error
+			p.increment, err = encodeFrame(&pb.IncrementRequest{Delta: p.delta})
+			return err
 		},
 		call: (*caller).increment,
 	},
@@ -134,12 +141,21 @@ var workloadCalls = map[string]calls{
 		setup: func(ctx context.Context, p *plan, d *Definitions, _ *pb.GetStatsResponse, c clients) error {
 			return p.setupKV(ctx, p.cfg, d, c)
 		},
-		start: func(cl *caller) {
+		start: func(cl *caller) error {
 			if cl.p.sharedKeys != nil {
 				cl.seen = make([]uint64, cl.p.sharedKeys.N())
-			} else {
-				cl.versions = make([]uint64, cl.p.keysPerCaller)
+				return nil
 			}
+			cl.versions = make([]uint64, cl.p.keysPerCaller)
+			cl.ownGet = make([]*frame, cl.p.keysPerCaller)
+			cl.ownPut = make([]*frame, cl.p.keysPerCaller)
+			for slot := range cl.p.keysPerCaller {
+				var err error
+				if cl.ownGet[slot], cl.ownPut[slot], err = cl.p.kvFrames(cl.ownKey(slot)); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		call: (*caller).kvCall,
 	},
@@ -190,6 +206,10 @@ func (p *plan) setupKV(ctx context.Context, cfg Config, d *Definitions, c client
 	}
 	p.reportedReadRatio = p.readRatio
 	p.value = []byte(strings.Repeat("locklab ", cfg.ValueSize/8+1)[:cfg.ValueSize])
+	var err error
+	if p.valueField, err = proto.Marshal(&pb.PutRequest{Value: p.value}); err != nil {
+		return fmt.Errorf("load: encoding the kv value: %w", err)
+	}
 	p.keysPerCaller = k.KeysPerCaller
 	p.kvGet, p.kvPut = slices.Index(p.cases, "get"), slices.Index(p.cases, "put")
 	if p.kvGet < 0 || p.kvPut < 0 {
@@ -201,11 +221,30 @@ func (p *plan) setupKV(ctx context.Context, cfg Config, d *Definitions, c client
 	if cfg.Skew == 0 {
 		return nil
 	}
-	var err error
 	if p.sharedKeys, err = NewZipf(k.SharedKeys, cfg.Skew); err != nil {
 		return err
 	}
+	p.sharedGet, p.sharedPut = make([]*frame, k.SharedKeys), make([]*frame, k.SharedKeys)
+	for rank := range k.SharedKeys {
+		if p.sharedGet[rank], p.sharedPut[rank], err = p.kvFrames(sharedKey(rank)); err != nil {
+			return err
+		}
+	}
 	return p.putSharedKeys(ctx, c)
+}
+
+// kvFrames are key's Get and Put requests. A Put's frame is the key's part
+// and the value's, which every Put shares.
+func (p *plan) kvFrames(key string) (get, put *frame, err error) {
+	g, err := proto.Marshal(&pb.GetRequest{Key: key})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load: encoding key %q: %w", key, err)
+	}
+	k, err := proto.Marshal(&pb.PutRequest{Key: key})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load: encoding key %q: %w", key, err)
+	}
+	return newFrame(g), newFrame(k, p.valueField), nil
 }
 
 // putSharedKeys puts every shared key once, 16 calls at a time.
@@ -254,23 +293,40 @@ type caller struct {
 	rng *rand.Rand
 	rec *shard
 	// kv, owned keys: slot -> version of this caller's last Put (0 unknown)
-	versions []uint64
-	puts     int
+	versions       []uint64
+	puts           int
+	ownGet, ownPut []*frame // slot -> the key's requests
 	// kv, shared keys: rank -> highest version this caller has seen
 	seen []uint64
 	// acknowledged over the whole run (warm-up and all)
 	ackedDelta, ackedTransfers int64
+
+	// The bank's requests, set and encoded into scr call by call.
+	scr         *scratch
+	transferReq pb.TransferMoneyRequest
+	balanceReq  pb.GetBalanceRequest
+	historyReq  pb.GetHistoryRequest
+	// The answers, one value per kind, decoded into call by call.
+	incrementAns incrementAnswer
+	transferAns  transferAnswer
+	balanceAns   balanceAnswer
+	historyAns   historyAnswer
+	putAns       putAnswer
+	getAns       getAnswer
 }
 
-func newCaller(id int, p *plan, c clients, rec *shard) *caller {
+func newCaller(id int, p *plan, c clients, rec *shard) (*caller, error) {
 	cl := &caller{
 		id: id, p: p, c: c, rec: rec,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id))),
+		scr: new(scratch),
 	}
 	if p.calls.start != nil {
-		p.calls.start(cl)
+		if err := p.calls.start(cl); err != nil {
+			return nil, err
+		}
 	}
-	return cl
+	return cl, nil
 }
 
 // do makes one call of the workload and checks its answer.
@@ -283,6 +339,12 @@ func (c *caller) do(ctx context.Context) result {
 		c.ackedTransfers++
 	}
 	return r
+}
+
+// invoke makes one unary call of method: req, a frame, is sent as it is and
+// the answer decoded into ans.
+func (c *caller) invoke(ctx context.Context, method string, req *frame, ans answer) error {
+	return c.c.conn.Invoke(ctx, method, req, ans)
 }
 
 // judge classifies an answer as k6/lib/core.js's call does: OK with a body
@@ -305,8 +367,8 @@ func judge(caseIdx int, err error, refusalOK, bodyOK bool) result {
 // ---- counter -----------------------------------------------------------------
 
 func (c *caller) increment(ctx context.Context) result {
-	resp, err := c.c.counter.Increment(ctx, &pb.IncrementRequest{Delta: c.p.delta})
-	r := judge(0, err, false, err == nil && (!c.p.storeBacked || resp.GetValue() >= c.p.delta))
+	err := c.invoke(ctx, pb.CounterService_Increment_FullMethodName, c.p.increment, &c.incrementAns)
+	r := judge(0, err, false, err == nil && (!c.p.storeBacked || c.incrementAns.value >= c.p.delta))
 	if err == nil {
 		r.ackedDelta = c.p.delta
 	}
@@ -330,54 +392,52 @@ func (c *caller) pair() (from, to uint32) {
 
 func (c *caller) bank(ctx context.Context) result {
 	i := c.p.mix.pick(c.rng.Float64())
+	var r result
 	switch c.p.cases[i] {
 	case "transfer":
-		return c.transfer(ctx, i)
+		r = c.transfer(ctx, i)
 	case "balance-one":
-		return c.balance(ctx, i, c.p.oneAccount)
+		r = c.balance(ctx, i, c.p.oneAccount)
 	case "balance-random":
-		return c.balance(ctx, i, c.account())
+		r = c.balance(ctx, i, c.account())
 	case "history-one":
-		return c.history(ctx, i, c.p.oneAccount)
+		r = c.history(ctx, i, c.p.oneAccount)
 	default: // history-random
-		return c.history(ctx, i, c.account())
+		r = c.history(ctx, i, c.account())
 	}
+	if r.code != codes.OK && r.code != codes.FailedPrecondition {
+		// No answer from the server's handler: the transport may still
+		// hold the request's bytes.
+		c.scr = new(scratch)
+	}
+	return r
 }
 
 func (c *caller) transfer(ctx context.Context, i int) result {
 	from, to := c.pair()
 	amount := c.p.amount
-	resp, err := c.c.bank.TransferMoney(ctx, &pb.TransferMoneyRequest{FromAccount: from, ToAccount: to, Amount: amount})
-	body := !c.p.storeBacked || (resp.GetSeq() > 0 && resp.GetFromBalance() >= 0 && resp.GetToBalance() >= amount)
+	c.transferReq.FromAccount, c.transferReq.ToAccount, c.transferReq.Amount = from, to, amount
+	err := c.invoke(ctx, pb.BankService_TransferMoney_FullMethodName, c.scr.encode(&c.transferReq), &c.transferAns)
+	a := &c.transferAns
+	body := !c.p.storeBacked || (a.seq > 0 && a.fromBal >= 0 && a.toBal >= amount)
 	r := judge(i, err, c.p.refusalExpected, err == nil && body)
 	r.ackedTransfer = err == nil
 	return r
 }
 
 func (c *caller) balance(ctx context.Context, i int, account uint32) result {
-	resp, err := c.c.bank.GetBalance(ctx, &pb.GetBalanceRequest{Account: account})
-	return judge(i, err, false, err == nil && (!c.p.storeBacked || resp.GetBalance() >= 0))
+	c.balanceReq.Account = account
+	err := c.invoke(ctx, pb.BankService_GetBalance_FullMethodName, c.scr.encode(&c.balanceReq), &c.balanceAns)
+	return judge(i, err, false, err == nil && (!c.p.storeBacked || c.balanceAns.balance >= 0))
 }
 
+// history asks for account's newest transfers; the answer holds at most the
+// limit, newest first, each touching the account (historyAnswer checks).
 func (c *caller) history(ctx context.Context, i int, account uint32) result {
-	resp, err := c.c.bank.GetHistory(ctx, &pb.GetHistoryRequest{Account: account, Limit: c.p.historyLimit})
-	return judge(i, err, false, err == nil && (!c.p.storeBacked || historyOK(resp.GetTransfers(), account, c.p.historyLimit)))
-}
-
-// historyOK: at most limit transfers, newest first, each touching the account.
-func historyOK(ts []*pb.Transfer, account, limit uint32) bool {
-	if len(ts) > int(limit) {
-		return false
-	}
-	for i, t := range ts {
-		if t.GetFromAccount() != account && t.GetToAccount() != account {
-			return false
-		}
-		if i > 0 && t.GetSeq() >= ts[i-1].GetSeq() {
-			return false
-		}
-	}
-	return true
+	c.historyReq.Account, c.historyReq.Limit = account, c.p.historyLimit
+	c.historyAns.account, c.historyAns.limit = account, c.p.historyLimit
+	err := c.invoke(ctx, pb.BankService_GetHistory_FullMethodName, c.scr.encode(&c.historyReq), &c.historyAns)
+	return judge(i, err, false, err == nil && (!c.p.storeBacked || c.historyAns.ok))
 }
 
 // ---- kv ----------------------------------------------------------------------
@@ -408,8 +468,8 @@ func (c *caller) put(ctx context.Context) result {
 	slot := c.puts % c.p.keysPerCaller
 	c.puts++
 	last := c.versions[slot]
-	resp, err := c.c.kv.Put(ctx, &pb.PutRequest{Key: c.ownKey(slot), Value: c.p.value})
-	got := resp.GetVersion()
+	err := c.invoke(ctx, pb.KVService_Put_FullMethodName, c.ownPut[slot], &c.putAns)
+	got := c.putAns.version
 	ok := !c.p.storeBacked || (last > 0 && got == last+1) || (last == 0 && got >= 1)
 	// After a failed call the Put may or may not have been applied.
 	c.versions[slot] = 0
@@ -422,14 +482,14 @@ func (c *caller) put(ctx context.Context) result {
 func (c *caller) get(ctx context.Context) result {
 	slot := c.rng.IntN(min(c.puts, c.p.keysPerCaller))
 	want := c.versions[slot]
-	resp, err := c.c.kv.Get(ctx, &pb.GetRequest{Key: c.ownKey(slot)})
-	ok := !c.p.storeBacked || (len(resp.GetValue()) == len(c.p.value) && (want == 0 || resp.GetVersion() == want))
+	err := c.invoke(ctx, pb.KVService_Get_FullMethodName, c.ownGet[slot], &c.getAns)
+	a := &c.getAns
+	ok := !c.p.storeBacked || (a.valueLen == len(c.p.value) && (want == 0 || a.version == want))
 	return judge(c.p.kvGet, err, false, err == nil && ok)
 }
 
 func (c *caller) kvShared(ctx context.Context) result {
 	rank := c.p.sharedKeys.Next(c.rng)
-	key := sharedKey(rank)
 	seen := c.seen[rank]
 	var (
 		version uint64
@@ -439,15 +499,13 @@ func (c *caller) kvShared(ctx context.Context) result {
 	)
 	if c.rng.Float64() < c.p.readRatio {
 		caseIdx = c.p.kvGet
-		var resp *pb.GetResponse
-		resp, err = c.c.kv.Get(ctx, &pb.GetRequest{Key: key})
-		version = resp.GetVersion()
-		ok = len(resp.GetValue()) == len(c.p.value) && version >= max(seen, 1)
+		err = c.invoke(ctx, pb.KVService_Get_FullMethodName, c.p.sharedGet[rank], &c.getAns)
+		version = c.getAns.version
+		ok = c.getAns.valueLen == len(c.p.value) && version >= max(seen, 1)
 	} else {
 		caseIdx = c.p.kvPut
-		var resp *pb.PutResponse
-		resp, err = c.c.kv.Put(ctx, &pb.PutRequest{Key: key, Value: c.p.value})
-		version = resp.GetVersion()
+		err = c.invoke(ctx, pb.KVService_Put_FullMethodName, c.p.sharedPut[rank], &c.putAns)
+		version = c.putAns.version
 		ok = version > seen
 	}
 	if err == nil {

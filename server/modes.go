@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/locklab/locklab/backend"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/store"
 )
@@ -73,17 +74,18 @@ func (m Mode) servesErrOn(wl int, backend string) error {
 	return m.design.Supports(workloads[wl].caps(backend))
 }
 
-// Values of Config.Backend, where the bank's state lives.
+// Values of Config.Backend, where the bank's state lives (package backend
+// names them).
 const (
 	// BackendMemory keeps every workload's state in the server's memory.
-	BackendMemory = "memory"
+	BackendMemory = backend.Memory
 	// BackendMySQL keeps the bank in a MariaDB or MySQL database
 	// (package workload/dbbank); the others stay in memory.
-	BackendMySQL = "mysql"
+	BackendMySQL = backend.MySQL
 )
 
 // Backends lists the values of Config.Backend (and -backend).
-func Backends() []string { return []string{BackendMemory, BackendMySQL} }
+func Backends() []string { return backend.Names() }
 
 // WorkloadsOn names the workloads whose state can live on backend: every
 // workload in memory, the bank in a database.

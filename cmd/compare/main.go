@@ -126,7 +126,8 @@ func parseFlagsAs(args []string, stderr io.Writer, engine study.Engine) (command
 	fs.IntVar(&o.Reps, "reps", run.DefaultReps, "repetitions of every combination, each a block in which every mode runs once (the runner warns when too few for the report's paired tests)")
 	fs.IntVar(&o.Seed, "seed", 0, "seed of each block's order of the modes (default: drawn from the clock; meta.json records it, and the same seed lays out the same plan)")
 	fs.StringVar(&o.Baseline, "baseline", run.DefaultBaseline, "the store-backed design every other design is compared with (it must be among -modes); every design is also compared with noop when noop runs")
-	fs.StringVar(&o.MaxForeign, "max-foreign", run.DefaultMaxForeign, "validity gate: a run whose CPUs something other than the lab took more than this share of "+
+	o.MaxForeign = run.DefaultMaxForeign
+	fs.Var(run.MaxForeignFlag(&o.MaxForeign), "max-foreign", "validity gate: a run whose CPUs something other than the lab took more than this share of "+
 		"(other processes, interrupts, steal) spoils its block, which runs again (-reruns); the analysis uses clean blocks only")
 	fs.IntVar(&o.Reruns, "reruns", run.DefaultReruns, "validity gate: how many more times a spoiled block runs before it is dropped")
 	fs.StringVar(&o.Margin, "margin", run.DefaultMargin, "equivalence margin: \"no difference\" is said only of an effect shown (TOST) to lie within ±this")

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -28,6 +29,7 @@ var errUsage = errors.New("usage")
 var errUnexpected = errors.New("unexpected answers")
 
 func main() {
+	setGC(os.LookupEnv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -39,6 +41,14 @@ func main() {
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
+	}
+}
+
+// setGC sets the collector's target to load.GCPercent, unless the
+// environment (lookup) sets GOGC.
+func setGC(lookup func(string) (string, bool)) {
+	if _, ok := lookup("GOGC"); !ok {
+		debug.SetGCPercent(load.GCPercent)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"net"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -21,6 +22,17 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// The driver collects garbage at load.GCPercent, unless GOGC says
+// otherwise (the control: the target stays).
+func TestSetGC(t *testing.T) {
+	restore := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(restore)
+	setGC(func(string) (string, bool) { return "", false })
+	assert.Equal(t, load.GCPercent, debug.SetGCPercent(100))
+	setGC(func(k string) (string, bool) { return "50", k == "GOGC" })
+	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left to the runtime")
 }
 
 func TestBadFlags(t *testing.T) {

@@ -36,7 +36,20 @@ var LabShared = []Shared{
 	},
 }
 
-// Layers checks the module's import graph. Two rules hold:
+// ServerFree are packages of Lab that must not link the server's code
+// (ServerCode), directly or through another package, each with its reason.
+var ServerFree = []Shared{
+	{
+		Path: Lab + "/plan",
+		Why:  "the plan names the server's backends, caches and pool (package backend) and links none of its code: the record and the report read the plan, and need not build the server, its database driver and its cache client",
+	},
+}
+
+// ServerCode are the server's packages (each with the packages under it):
+// the server and its command's code, and the bank over a database.
+var ServerCode = []string{"server", "workload/dbbank"}
+
+// Layers checks the module's import graph. Three rules hold:
 //
 //   - A public package (a library outside internal/) imports no internal
 //     package: whoever imports it from outside the module could not build
@@ -44,10 +57,17 @@ var LabShared = []Shared{
 //     of stability.
 //   - A library (any package but a command) outside Lab imports from Lab
 //     only what LabShared names.
+//   - A package ServerFree names reaches no package of ServerCode, through
+//     any chain of imports.
 //
 // Commands may import anything; tests are not counted.
 func Layers(pkgs []Package) []Problem {
 	var out []Problem
+	for _, sf := range ServerFree {
+		if chain := reach(pkgs, sf.Path, isServer); chain != nil {
+			out = append(out, Problem{Path: display(sf.Path), Why: "links the server's code: " + strings.Join(chain, " -> ")})
+		}
+	}
 	for _, p := range pkgs {
 		if p.Main {
 			continue
@@ -62,6 +82,38 @@ func Layers(pkgs []Package) []Problem {
 		}
 	}
 	return out
+}
+
+// isServer reports whether p is one of ServerCode's packages.
+func isServer(p string) bool {
+	return slices.ContainsFunc(ServerCode, func(s string) bool { return under(p, s) })
+}
+
+// reach is the first chain of imports from the package from to one that
+// match accepts (from first), or nil if none does.
+func reach(pkgs []Package, from string, match func(string) bool) []string {
+	imports := map[string][]string{}
+	for _, p := range pkgs {
+		imports[p.Path] = p.Imports
+	}
+	seen := map[string]bool{from: true}
+	var walk func(chain []string) []string
+	walk = func(chain []string) []string {
+		for _, imp := range imports[chain[len(chain)-1]] {
+			next := append(slices.Clone(chain), imp)
+			if match(imp) {
+				return next
+			}
+			if !seen[imp] {
+				seen[imp] = true
+				if found := walk(next); found != nil {
+					return found
+				}
+			}
+		}
+		return nil
+	}
+	return walk([]string{from})
 }
 
 // isInternal reports whether p (relative to the module) is under an
@@ -114,6 +166,23 @@ func ListPackages(root string) ([]Package, error) {
 		pkgs = append(pkgs, p)
 	}
 	return pkgs, nil
+}
+
+// ListImports runs `go list` in root: every import path the module's
+// packages and their tests import, each once.
+func ListImports(root string) ([]string, error) {
+	listing, err := goList(root, "-test=false", "-f", `{{join .Imports "\n"}}
+{{join .TestImports "\n"}}
+{{join .XTestImports "\n"}}`, "./...")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for imp := range strings.FieldsSeq(listing) {
+		out = append(out, imp)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 func goList(root string, args ...string) (string, error) {

@@ -1,6 +1,7 @@
 package housecheck
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,6 +52,34 @@ func TestLayersCatchesBackArrows(t *testing.T) {
 		{Path: "package server", Why: "a public package imports the internal package " + Lab + "/run"},
 		{Path: "package internal/ghz", Why: "a library imports the runner's " + Lab + "/plan (" + Lab + " is imported by commands and by itself)"},
 	}, Layers(pkgs))
+}
+
+// TestLayersCatchServerCodeInThePlan is the control of the third rule: the
+// plan reaching the server directly, or through another package, is named
+// with the chain; the plan importing package backend and the runner
+// importing the server are not.
+func TestLayersCatchServerCodeInThePlan(t *testing.T) {
+	plan := Lab + "/plan"
+	require.Contains(t, ServerFree, Shared{Path: plan, Why: ServerFree[0].Why})
+	clean := []Package{
+		{Path: plan, Imports: []string{"backend", "load", "store"}},
+		{Path: "load", Imports: []string{"summary"}},
+		{Path: Lab + "/run", Imports: []string{plan, "server/serve"}},
+		{Path: "server/serve", Imports: []string{"server", "backend"}},
+	}
+	assert.Empty(t, Layers(clean))
+	direct := append(slices.Clone(clean), Package{Path: plan, Imports: []string{"backend", "workload/dbbank"}})
+	direct = slices.Delete(direct, 0, 1)
+	assert.Equal(t, []Problem{{Path: "package " + plan, Why: "links the server's code: " + plan + " -> workload/dbbank"}}, Layers(direct))
+	through := append(slices.Clone(clean), Package{Path: "store", Imports: []string{"server/calltrace"}})
+	assert.Equal(t, []Problem{{Path: "package " + plan, Why: "links the server's code: " + plan + " -> store -> server/calltrace"}}, Layers(through))
+}
+
+func TestServerFreeHoldTheirReasons(t *testing.T) {
+	for _, s := range ServerFree {
+		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)
+		assert.NotEmpty(t, s.Why, s.Path)
+	}
 }
 
 func TestLabSharedHoldTheirReasons(t *testing.T) {

@@ -36,9 +36,25 @@ func SharedVersions(mainMod, toolsMod []byte) []Problem {
 // requires maps each module a go.mod requires to its version.
 func requires(mod []byte) map[string]string {
 	out := map[string]string{}
+	for _, r := range requirements(mod) {
+		out[r.path] = r.version
+	}
+	return out
+}
+
+// requirement is one module a go.mod requires.
+type requirement struct {
+	path, version string
+	indirect      bool // marked "// indirect"
+}
+
+// requirements are the modules a go.mod requires, in its order.
+func requirements(mod []byte) []requirement {
+	var out []requirement
 	inBlock := false
 	for line := range strings.Lines(string(mod)) {
-		line, _, _ = strings.Cut(line, "//")
+		line, comment, _ := strings.Cut(line, "//")
+		indirect := strings.TrimSpace(comment) == "indirect"
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 2 && f[0] == "require" && f[1] == "(":
@@ -46,10 +62,42 @@ func requires(mod []byte) map[string]string {
 		case inBlock && len(f) == 1 && f[0] == ")":
 			inBlock = false
 		case inBlock && len(f) == 2:
-			out[f[0]] = f[1]
+			out = append(out, requirement{f[0], f[1], indirect})
 		case !inBlock && len(f) == 3 && f[0] == "require":
-			out[f[1]] = f[2]
+			out = append(out, requirement{f[1], f[2], indirect})
 		}
 	}
 	return out
+}
+
+// IndirectMarkers names every module go.mod marks wrongly: "// indirect"
+// on a module a package of the module imports (tests included), or none on
+// a module that no package imports, as `go mod tidy` would mark them.
+// imports are the import paths of the module's packages and their tests.
+func IndirectMarkers(mod []byte, imports []string) []Problem {
+	reqs := requirements(mod)
+	imported := map[string]bool{}
+	for _, imp := range imports {
+		// The longest module path the import is in: a module may sit
+		// inside another's path (a/b and a/b/v2).
+		best := ""
+		for _, r := range reqs {
+			if (imp == r.path || strings.HasPrefix(imp, r.path+"/")) && len(r.path) > len(best) {
+				best = r.path
+			}
+		}
+		if best != "" {
+			imported[best] = true
+		}
+	}
+	var problems []Problem
+	for _, r := range reqs {
+		switch {
+		case r.indirect && imported[r.path]:
+			problems = append(problems, Problem{Path: "go.mod", Why: r.path + " is marked indirect, but the module imports it"})
+		case !r.indirect && !imported[r.path]:
+			problems = append(problems, Problem{Path: "go.mod", Why: r.path + " is required directly, but no package of the module imports it"})
+		}
+	}
+	return problems
 }

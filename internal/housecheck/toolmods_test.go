@@ -63,3 +63,44 @@ require google.golang.org/protobuf v1.36.11 // indirect
 	assert.Contains(t, got[1].Why, "requires google.golang.org/protobuf v1.36.11, go.mod v1.36.12")
 	assert.Empty(t, SharedVersions(mainMod, mainMod), "a go.mod agrees with itself")
 }
+
+// TestIndirectMarkersOfGoMod is the check itself: go.mod's "// indirect"
+// markers say which modules the module's packages import.
+func TestIndirectMarkersOfGoMod(t *testing.T) {
+	root := repoRoot(t)
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	imports, err := ListImports(root)
+	require.NoError(t, err, "the check needs the go command")
+	require.Contains(t, imports, "google.golang.org/grpc", "go list listed the imports")
+	for _, p := range IndirectMarkers(mod, imports) {
+		t.Error(p)
+	}
+}
+
+// TestIndirectMarkersCatchAFalseMarker is the control: an imported module
+// marked indirect and a direct one nobody imports are named; a module
+// imported through a package inside it, one inside another's path, and an
+// indirect one nobody imports are not.
+func TestIndirectMarkersCatchAFalseMarker(t *testing.T) {
+	mod := []byte(`module example.com/m
+
+go 1.26.0
+
+require example.com/single v1.0.0 // indirect
+
+require (
+	example.com/a v1.0.0
+	example.com/a/v2 v2.0.0
+	example.com/unused v1.0.0
+	example.com/dep v1.0.0 // indirect
+	example.com/sql v1.0.0 // indirect
+)
+`)
+	imports := []string{"fmt", "example.com/a/pkg", "example.com/a/v2", "example.com/sql/driver", "example.com/single", "example.com/m/load"}
+	assert.Equal(t, []Problem{
+		{Path: "go.mod", Why: "example.com/single is marked indirect, but the module imports it"},
+		{Path: "go.mod", Why: "example.com/unused is required directly, but no package of the module imports it"},
+		{Path: "go.mod", Why: "example.com/sql is marked indirect, but the module imports it"},
+	}, IndirectMarkers(mod, imports))
+}

@@ -8,18 +8,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/backend"
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
-// Values of -cache.
+// Values of -cache (package backend names them).
 const (
-	CacheNone  = "none"
-	CacheRedis = "redis"
+	CacheNone  = backend.CacheNone
+	CacheRedis = backend.CacheRedis
 )
 
 // Caches lists the values of -cache.
-func Caches() []string { return []string{CacheNone, CacheRedis} }
+func Caches() []string { return backend.Caches() }
 
 // checkBackend checks -backend, -db-dsn, -db-pool, -cache and -redis-addr
 // together: the database flags mean something only with -backend mysql.

@@ -41,12 +41,13 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/locklab/locklab/backend"
 	"github.com/locklab/locklab/workload"
 )
 
-// DefaultPool is the database connections a Bank keeps open by default: the
-// pool of the benchmark the bank workload comes from.
-const DefaultPool = 9
+// DefaultPool is the database connections a Bank keeps open by default
+// (package backend names it, for the server's -db-pool).
+const DefaultPool = backend.DefaultPool
 
 // pingTimeout bounds how long Open waits for the database and the cache to
 // answer.

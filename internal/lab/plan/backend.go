@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locklab/locklab/server"
-	"github.com/locklab/locklab/server/serve"
-	"github.com/locklab/locklab/workload/dbbank"
+	"github.com/locklab/locklab/backend"
 )
 
 // Backend is the name of the factor that says where the bank's state lives:
@@ -36,24 +34,24 @@ const Cache = "cache"
 
 // Cached reports whether a value of Cache puts a cache in front of the
 // database (each run then starts a private Redis).
-func Cached(v string) bool { return v != serve.CacheNone }
+func Cached(v string) bool { return v != backend.CacheNone }
 
 // OverDatabase reports whether a value of Backend puts the bank in a
 // database (each run then starts a private MariaDB).
-func OverDatabase(v string) bool { return v != server.BackendMemory }
+func OverDatabase(v string) bool { return v != backend.Memory }
 
 // inDatabase: the server can keep this workload kind in a database.
 func inDatabase(kind string) bool {
-	return slices.Contains(server.WorkloadsOn(server.BackendMySQL), kind)
+	return slices.Contains(backend.DatabaseWorkloads(), kind)
 }
 
 var backendFactor = &Factor{
-	Name: Backend, JSON: "backend", Label: "backend", Default: server.BackendMemory,
-	Usage: "comma-separated places for the bank's state: " + strings.Join(server.Backends(), ", ") +
+	Name: Backend, JSON: "backend", Label: "backend", Default: backend.Memory,
+	Usage: "comma-separated places for the bank's state: " + strings.Join(backend.Names(), ", ") +
 		" (server -backend; mysql: a private MariaDB per run, started by the server)",
 	Parse: func(it string) (string, error) {
-		if !slices.Contains(server.Backends(), it) {
-			return "", fmt.Errorf("-backend: %q: want %s", it, strings.Join(server.Backends(), " or "))
+		if !slices.Contains(backend.Names(), it) {
+			return "", fmt.Errorf("-backend: %q: want %s", it, strings.Join(backend.Names(), " or "))
 		}
 		return it, nil
 	},
@@ -61,13 +59,13 @@ var backendFactor = &Factor{
 	Decode:  decodeString,
 	Applies: inDatabase,
 	ID: func(v string) string {
-		if v == server.BackendMemory {
+		if v == backend.Memory {
 			return ""
 		}
 		return "-" + v
 	},
 	Server: func(v string, _ RunDirs) []string {
-		if v == server.BackendMemory {
+		if v == backend.Memory {
 			return nil // the server's default: runs in memory keep their command lines
 		}
 		return []string{"-backend", v}
@@ -78,7 +76,7 @@ var backendFactor = &Factor{
 	OmitDefault: true,
 }
 
-var dbPoolDefault = strconv.Itoa(dbbank.DefaultPool)
+var dbPoolDefault = strconv.Itoa(backend.DefaultPool)
 
 var dbPoolFactor = &Factor{
 	Name: DBPool, JSON: "db_pool", Label: "database pool", Default: dbPoolDefault,
@@ -113,12 +111,12 @@ var dbPoolFactor = &Factor{
 }
 
 var cacheFactor = &Factor{
-	Name: Cache, JSON: "cache", Label: "cache", Default: serve.CacheNone,
-	Usage: "comma-separated caches in front of the bank's database: " + strings.Join(serve.Caches(), ", ") +
-		" (server -cache; redis: a private Redis per run, started by the server; needs -backend " + server.BackendMySQL + ")",
+	Name: Cache, JSON: "cache", Label: "cache", Default: backend.CacheNone,
+	Usage: "comma-separated caches in front of the bank's database: " + strings.Join(backend.Caches(), ", ") +
+		" (server -cache; redis: a private Redis per run, started by the server; needs -backend " + backend.MySQL + ")",
 	Parse: func(it string) (string, error) {
-		if !slices.Contains(serve.Caches(), it) {
-			return "", fmt.Errorf("-cache: %q: want %s", it, strings.Join(serve.Caches(), " or "))
+		if !slices.Contains(backend.Caches(), it) {
+			return "", fmt.Errorf("-cache: %q: want %s", it, strings.Join(backend.Caches(), " or "))
 		}
 		return it, nil
 	},
@@ -148,7 +146,7 @@ func checkCache(sp Space) error {
 	}
 	if i := slices.IndexFunc(sp.Values(Backend), func(v string) bool { return !OverDatabase(v) }); i >= 0 {
 		return fmt.Errorf("-cache %s: a cache sits in front of the bank's database; sweep it with -backend %s alone, not -backend %s",
-			strings.Join(sp.Values(Cache), ","), server.BackendMySQL, strings.Join(sp.Values(Backend), ","))
+			strings.Join(sp.Values(Cache), ","), backend.MySQL, strings.Join(sp.Values(Backend), ","))
 	}
 	return nil
 }

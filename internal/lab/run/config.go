@@ -79,12 +79,15 @@ type Options struct {
 	DriverCPUs                string
 	Out, K6, Load, H2load     string
 	Server, Scripts, Profile  string
-	// The validity gate and the confirmatory analysis, as given: shares
-	// as percentages ("10%" or "10").
-	MaxForeign, Margin, Precision string
-	Reruns, MaxBlocks             int
-	AA                            bool
-	TimeBudget                    time.Duration
+	// MaxForeign is the validity gate's share, a fraction (MaxForeignFlag
+	// reads the flag); 0 is DefaultMaxForeign.
+	MaxForeign float64
+	// The confirmatory analysis, as given: shares as percentages ("3%" or
+	// "3").
+	Margin, Precision string
+	Reruns, MaxBlocks int
+	AA                bool
+	TimeBudget        time.Duration
 	// Measure and the duet's settings (-measure, -known, -server-share,
 	// -duet-quota).
 	Measure     string
@@ -135,9 +138,8 @@ const (
 	DefaultMargin = "3%"
 )
 
-// DefaultMaxForeign is -max-foreign's default as the flag reads it:
-// cpuset.DefaultMaxForeign.
-var DefaultMaxForeign = strconv.FormatFloat(100*cpuset.DefaultMaxForeign, 'g', -1, 64) + "%"
+// DefaultMaxForeign is -max-foreign's default, the lab's rule.
+const DefaultMaxForeign = cpuset.DefaultMaxForeign
 
 // NewConfig checks the flags' values and makes the comparison's Config.
 func NewConfig(o Options, numCPU int) (Config, error) {
@@ -250,12 +252,9 @@ func gateOf(o Options, reps int) (record.Gate, time.Duration, error) {
 	var err error
 	// Empty is the default, so that an Options made in code need not
 	// repeat the flags'.
-	o.MaxForeign, o.Margin, o.Precision = cmp.Or(o.MaxForeign, DefaultMaxForeign), cmp.Or(o.Margin, DefaultMargin), cmp.Or(o.Precision, "0")
-	if g.MaxForeign, err = parsePercent("-max-foreign", o.MaxForeign, 0, 1); err != nil {
-		return g, 0, err
-	}
-	if g.MaxForeign == 0 {
-		return g, 0, errors.New("-max-foreign 0%: every run would be spoiled (a quiet run reads a few percent from the kernel's ticks); give a share such as 10%")
+	o.Margin, o.Precision = cmp.Or(o.Margin, DefaultMargin), cmp.Or(o.Precision, "0")
+	if g.MaxForeign = cmp.Or(o.MaxForeign, DefaultMaxForeign); !(g.MaxForeign > 0 && g.MaxForeign <= 1) {
+		return g, 0, fmt.Errorf("-max-foreign %g: want a share above 0 and at most 1", g.MaxForeign)
 	}
 	if g.Margin, err = parsePercent("-margin", o.Margin, 0, 0.5); err != nil {
 		return g, 0, err

@@ -179,16 +179,15 @@ func TestNewConfig(t *testing.T) {
 			assert.Equal(t, "mutex", cfg.Gate.Twin, "the A/A control runs the baseline twice")
 			assert.Equal(t, "mutex", cfg.Twin)
 		}},
-		{name: "gate as given", edit: func(o *Options) { o.MaxForeign, o.Margin, o.Precision, o.AA = "5", "2.5%", "4%", false }, check: func(t *testing.T, cfg Config) {
+		{name: "gate as given", edit: func(o *Options) { o.MaxForeign, o.Margin, o.Precision, o.AA = 0.05, "2.5%", "4%", false }, check: func(t *testing.T, cfg Config) {
 			assert.InDelta(t, 0.05, cfg.Gate.MaxForeign, 1e-12)
 			assert.InDelta(t, 0.025, cfg.Gate.Margin, 1e-12)
 			assert.InDelta(t, 0.04, cfg.Gate.Precision, 1e-12)
 			assert.Equal(t, 3*cfg.Reps, cfg.Gate.MaxBlocks)
 			assert.Empty(t, cfg.Twin)
 		}},
-		{name: "max-foreign not a share", edit: func(o *Options) { o.MaxForeign = "lots" }, wantErr: `-max-foreign "lots": want a percentage`},
-		{name: "max-foreign over 100%", edit: func(o *Options) { o.MaxForeign = "150%" }, wantErr: `-max-foreign "150%": want 0% to 100%`},
-		{name: "max-foreign zero", edit: func(o *Options) { o.MaxForeign = "0" }, wantErr: "-max-foreign 0%: every run would be spoiled"},
+		{name: "max-foreign over 1", edit: func(o *Options) { o.MaxForeign = 1.5 }, wantErr: "-max-foreign 1.5: want a share above 0 and at most 1"},
+		{name: "max-foreign negative", edit: func(o *Options) { o.MaxForeign = -0.1 }, wantErr: "-max-foreign -0.1: want a share above 0"},
 		{name: "margin negative", edit: func(o *Options) { o.Margin = "-3%" }, wantErr: `-margin "-3%": want 0% to 50%`},
 		{name: "margin zero", edit: func(o *Options) { o.Margin = "0%" }, wantErr: "-margin 0%: no interval can lie within ±0%"},
 		{name: "precision NaN", edit: func(o *Options) { o.Precision = "NaN" }, wantErr: `-precision "NaN": want a percentage`},
