@@ -53,6 +53,11 @@ type Study struct {
 	Desc     string        // one line: what it measures
 }
 
+// duetMethod is the duet-method study's comparison: inputQ against mutex on
+// the counter, the Go driver at 10 callers and h2load at 100, side by side
+// for a fixed 20 rounds.
+const duetMethod = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 20 -precision 0"
+
 // Studies is the catalogue: every study, one row each. `make study
 // NAME=...` and `go run ./cmd/compare -study NAME` run a row; the listing,
 // make help, the index of docs/results/README.md and the budget test read
@@ -65,6 +70,18 @@ var Studies = []Study{
 	{
 		Name: "busy", Engine: Runner, Plans: []Plan{{Args: "-workloads counter -driver h2load"}}, Out: "busy", Budget: 2 * time.Minute, Burst: true,
 		Desc: "the counter with h2load beside a bursty background load on every CPU: what the validity gate does with it",
+	},
+	{
+		Name: "duet-method", Engine: Runner, Out: "duet-method", Budget: 12 * time.Minute,
+		Plans: []Plan{
+			{Sub: "group", Args: duetMethod},
+			{Sub: "pairs", Args: duetMethod + " -aa=false -known 0"},
+			{Sub: "no-quota", Args: duetMethod + " -duet-quota=false"},
+			{Sub: "window-500ms", Args: duetMethod + " -duration 500ms"},
+			{Sub: "window-2s", Args: duetMethod + " -duration 2s -reps 10"},
+			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
+		},
+		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
 	},
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
