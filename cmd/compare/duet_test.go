@@ -65,7 +65,7 @@ func TestDuetEndToEnd(t *testing.T) {
 			assert.Empty(t, m.Failed, "%s round %d %s", rd.Group, rd.Index, m.Arm)
 			assert.Positive(t, m.Requests, m.Arm)
 			assert.Equal(t, m.Requests, m.Writes, "every Increment may change state: %s", m.Arm)
-			assert.InDelta(t, 0.2, m.Quota, 1e-9, "0.8 of one CPU over 4 arms")
+			assert.InDelta(t, run.DefaultShare/4, m.Quota, 1e-9, "the default share of one CPU over 4 arms")
 			assert.InDelta(t, 1.0, m.Window, 0.1, "the servers' own clocks measured the window")
 			assert.Positive(t, m.CPU, m.Arm)
 			assert.LessOrEqual(t, m.Util(), 1.1, "the quota held: %s used %.2f of it", m.Arm, m.Util())
