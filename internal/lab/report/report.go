@@ -34,6 +34,14 @@ type chart struct {
 	svg   []byte
 }
 
+// picture is a chart that is also a file of its own beside report.md:
+// the Markdown links the file, so that a repository browser shows it; the
+// HTML draws it inline, as any chart.
+type picture struct {
+	chart
+	file string
+}
+
 // toc marks where the table of contents goes; it lists the headings of
 // levels 2 and 3 that follow.
 type toc struct{}
@@ -46,6 +54,7 @@ func (heading) isBlock() {}
 func (para) isBlock()    {}
 func (table) isBlock()   {}
 func (chart) isBlock()   {}
+func (picture) isBlock() {}
 func (toc) isBlock()     {}
 func (warning) isBlock() {}
 
@@ -214,8 +223,9 @@ func (rep *Report) blocks(withCharts bool) []block {
 			versions = append(versions, v)
 		}
 	}
-	out := append(dirtyWarning(m),
-		heading{1, "locklab comparison: " + strings.Join(m.Modes, " vs ")},
+	out := append(dirtyWarning(m), heading{1, "locklab comparison: " + strings.Join(m.Modes, " vs ")})
+	out = append(out, rep.answer()...)
+	out = append(out,
 		para(fmt.Sprintf("Command: `%s`", m.Command)),
 		para(fmt.Sprintf("Machine: %d CPUs (%s), %s memory, Linux %s; %s; %s. Started %s, finished %s.",
 			m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, strings.Join(versions, "; "), commitText(m),
@@ -508,6 +518,8 @@ func markdown(blocks []block) string {
 			fmt.Fprintf(&b, "%s\n\n", x)
 		case warning:
 			fmt.Fprintf(&b, "> **Warning:** %s\n\n", x)
+		case picture:
+			fmt.Fprintf(&b, "![%s](%s)\n\n", x.title, x.file)
 		case toc:
 			b.WriteString("Contents:\n\n")
 			for j, e := range blocks[i:] {

@@ -220,10 +220,11 @@ func TestHTMLSelfContained(t *testing.T) {
 	rep := mustNew(t, fakeMeta(), fakeRuns(t))
 	page, err := rep.HTML()
 	require.NoError(t, err)
-	// the headline's effects on each compared metric; throughput, p99, CPU
-	// per call, store latency, scheduler latency (a measured zero here),
-	// and a percentile curve per level
-	assert.Equal(t, len(Compared())+7, strings.Count(page, chartSrc))
+	// the forest plot of the primaries, the headline's effects on each
+	// compared metric; throughput, p99, CPU per call, store latency,
+	// scheduler latency (a measured zero here), and a percentile curve per
+	// level
+	assert.Equal(t, 1+len(Compared())+7, strings.Count(page, chartSrc))
 	assert.NotRegexp(t, regexp.MustCompile(`(src|href)="https?:`), page, "nothing may be fetched")
 	assert.NotContains(t, page, "<script")
 	assert.Contains(t, page, `<h3 id="counter--go--100-callers">counter · go · 100 callers</h3>`)
