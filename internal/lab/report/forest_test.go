@@ -143,7 +143,7 @@ func TestForestOpensReport(t *testing.T) {
 	require.NoError(t, Rerender(dir, new(strings.Builder)))
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
-	link := strings.Index(string(md), "](" + ForestFile + ")")
+	link := strings.Index(string(md), "]("+ForestFile+")")
 	first := strings.Index(string(md), "\n## ")
 	require.Positive(t, link, "report.md links %s", ForestFile)
 	assert.Less(t, link, first, "the plot comes before the first section")
