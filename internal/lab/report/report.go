@@ -237,7 +237,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 	)
 	out = append(out, rep.headline(withCharts)...)
 	out = append(out, para(rep.howToRead()), toc{})
-	out = append(out, rep.gate.spoiledTable()...)
+	out = append(out, rep.spoiledBlocks(withCharts)...)
 	if bad := rep.problems(); len(bad) > 0 {
 		out = append(out, heading{2, "Problems"}, para("These runs broke an invariant or failed; their figures are still in the tables."))
 		out = append(out, table{header: []string{"run", "problem"}, rows: bad})
