@@ -46,7 +46,9 @@ func Pack(dir string, out io.Writer) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if _, aerr := os.Stat(filepath.Join(dir, record.RunsArchive)); aerr == nil {
-			return fmt.Errorf("%s is packed already (%s)", dir, record.RunsArchive)
+			// Packed already: an archive from before records kept their
+			// histogram once is rewritten so that they do.
+			return Repack(dir, out)
 		}
 		return fmt.Errorf("%s has no %s/ to pack", dir, record.RunsDir)
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,9 +108,55 @@ func TestPack(t *testing.T) {
 	assert.Equal(t, "10 callers\n", got["runs/002-counter-go-inputQ-vus10-rep1.go.log"], "the logs archive's files under runs/")
 	assert.Len(t, got, len(runsBefore)+2)
 
-	err = Pack(dir, &out)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "packed already")
+	out.Reset()
+	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
+	assert.Contains(t, out.String(), "records keep their histogram once")
+	assert.Equal(t, before, render(t, dir), "the report renders the same from the repacked archive")
+	out.Reset()
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "unchanged", "once is enough")
+}
+
+// TestRepack: each record of a repacked archive keeps its histogram and
+// loses the curve drawn from it, and nothing else changes in it.
+func TestRepack(t *testing.T) {
+	dir := study(t, nil)
+	require.NoError(t, Pack(dir, new(strings.Builder)))
+	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	was := listing(t, arc)
+	var out strings.Builder
+	require.NoError(t, Repack(dir, &out))
+	arc, err = record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	is := listing(t, arc)
+	require.Len(t, is, len(was))
+	slimmed := 0
+	for name, text := range is {
+		if !isRecord(name) || !strings.Contains(was[name], `"hdr": "H`) {
+			assert.Equal(t, was[name], text, "%s is as it was", name)
+			continue
+		}
+		slimmed++
+		assert.Contains(t, text, `"percentiles": null`, name)
+		assert.Less(t, len(text), len(was[name]), name)
+	}
+	assert.Positive(t, slimmed)
+}
+
+// TestSlimRecordKeepsACurveTheHistogramDoesNotGive is the control: a curve
+// that is not the histogram's own is no copy of it, and stays.
+func TestSlimRecordKeepsACurveTheHistogramDoesNotGive(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(fixture, "runs", "001-counter-go-mutex-vus10-rep1.json"))
+	require.NoError(t, err)
+	_, ok, err := slimRecord(b)
+	require.NoError(t, err)
+	require.True(t, ok, "the fixture's record carries both")
+	changed := regexp.MustCompile(`(\n\s*\[\n\s*50,\n\s*)[0-9.]+`).ReplaceAll(b, []byte("${1}123.456"))
+	require.NotEqual(t, string(b), string(changed))
+	_, ok, err = slimRecord(changed)
+	require.NoError(t, err)
+	assert.False(t, ok)
 }
 
 // Packing the same runs twice gives the same bytes, whatever the files'
