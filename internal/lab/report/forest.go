@@ -22,14 +22,45 @@ import (
 // Markdown.
 const ForestFile = "forest.svg"
 
+// forestRow is one row of a forest plot: its label, and its effect with
+// the 95% interval on the ratio scale; drawn is false for a row kept with
+// nothing on it (a verdict withheld, too few blocks).
+type forestRow struct {
+	label         string
+	ratio, lo, hi float64
+	drawn         bool
+}
+
+// forest is what a report gives its forest plot: the title, the axis, the
+// rows top down, and the equivalence margin (0: none drawn).
+type forest struct {
+	title, xlabel string
+	rows          []forestRow
+	margin        float64
+}
+
 // forestTitle heads the plot, and is the image's alt text in report.md.
 func (rep *Report) forestTitle() string {
+	if len(rep.primaries()) == 0 {
+		return fmt.Sprintf("Estimates (this study has no primary comparison): effect (%%) with its 95%% interval on %s", labelsOf(primaryMetrics()))
+	}
 	return fmt.Sprintf("Primary comparisons against %s: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin",
 		rep.baseline(), paired.PctAbs(rep.margin()))
 }
 
-// forestRows are the primaries the plot draws, in the report's order.
-func (rep *Report) forestRows() []Finding {
+// primaryMetrics are the catalogue's primary metrics, in its order.
+func primaryMetrics() []*Metric {
+	var out []*Metric
+	for _, m := range Compared() {
+		if m.Primary {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// primaries are the report's primary findings, in its order.
+func (rep *Report) primaries() []Finding {
 	var out []Finding
 	for _, f := range rep.Findings {
 		if f.IsPrimary() {
@@ -39,47 +70,83 @@ func (rep *Report) forestRows() []Finding {
 	return out
 }
 
+// forestRows are the findings the plot draws, in the report's order: the
+// primaries, or in a report without any (a study of designs against noop
+// alone) the estimates on the primary metrics, so that every comparison
+// report opens with a picture.
+func (rep *Report) forestRows() []Finding {
+	if ps := rep.primaries(); len(ps) > 0 {
+		return ps
+	}
+	var out []Finding
+	for _, f := range rep.Findings {
+		if f.Metric.Primary && f.Est.N > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // forestLabel names a row: group, pair, metric and outcome. A row with no
 // interval says why in place of the outcome.
 func (rep *Report) forestLabel(f Finding) string {
-	outcome := f.Primary.Outcome.String()
-	if f.Withheld != "" {
+	outcome := "estimate"
+	switch {
+	case f.Withheld != "":
 		outcome = "withheld"
+	case f.Primary != nil:
+		outcome = f.Primary.Outcome.String()
 	}
 	return fmt.Sprintf("%s: %s vs %s, %s (%s)", rep.cellName(f.Cell), f.Design, f.Against, f.Metric.Label, outcome)
 }
 
-// Forest draws the forest plot as SVG with gonum/plot's SVG canvas: a row
-// per primary comparison, top down in the report's order, a point at its
-// effect and a bar over its 95% interval, a solid line at no effect and
-// dashed lines at the margin. A withheld comparison, or one with too few
-// blocks, keeps its row and label with nothing drawn on it. It returns
-// nil, nil for a report without primaries: there is nothing to plot.
-func (rep *Report) Forest() ([]byte, error) {
-	rows := rep.forestRows()
+// forest is the comparison report's plot.
+func (rep *Report) forest() forest {
+	fo := forest{title: rep.forestTitle(), xlabel: "effect (%)"}
+	if len(rep.primaries()) > 0 {
+		fo.xlabel, fo.margin = "effect against "+rep.baseline()+" (%)", rep.margin()
+	}
+	for _, f := range rep.forestRows() {
+		drawn := f.Withheld == "" && f.Est.N > 0 && (f.Primary == nil || f.Primary.Outcome != paired.OutcomeTooFew)
+		fo.rows = append(fo.rows, forestRow{label: rep.forestLabel(f), ratio: f.Est.Ratio, lo: f.Est.Lo, hi: f.Est.Hi, drawn: drawn})
+	}
+	return fo
+}
+
+// Forest draws the comparison report's forest plot (drawForest); nil for
+// a report with no comparison to draw.
+func (rep *Report) Forest() ([]byte, error) { return drawForest(rep.forest()) }
+
+// drawForest draws a forest plot as SVG with gonum/plot's SVG canvas: a
+// row per comparison, top down, a point at its effect and a bar over its
+// 95% interval, a solid line at no effect and dashed lines at the margin.
+// A row not drawn keeps its label with nothing on it. It returns nil, nil
+// for no rows: there is nothing to plot.
+func drawForest(fo forest) ([]byte, error) {
+	rows := fo.rows
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	p := plot.New()
-	p.Title.Text = rep.forestTitle()
+	p.Title.Text = fo.title
 	p.Title.TextStyle.Font.Size = vg.Points(10)
-	p.X.Label.Text = "effect against " + rep.baseline() + " (%)"
+	p.X.Label.Text = fo.xlabel
 	labels := make([]string, len(rows))
 	var pts struct {
 		plotter.XYs
 		plotter.XErrors
 	}
-	margin := 100 * rep.margin()
+	margin := 100 * fo.margin
 	lo, hi := -margin, margin
-	for i, f := range rows {
+	for i, r := range rows {
 		// NominalY counts from the bottom; the rows read top down.
 		y := len(rows) - 1 - i
-		labels[y] = rep.forestLabel(f)
-		if f.Withheld != "" || f.Est.N == 0 || f.Primary.Outcome == paired.OutcomeTooFew {
+		labels[y] = r.label
+		if !r.drawn {
 			continue
 		}
-		x := 100 * (f.Est.Ratio - 1)
-		l, h := 100*(f.Est.Lo-1), 100*(f.Est.Hi-1)
+		x := 100 * (r.ratio - 1)
+		l, h := 100*(r.lo-1), 100*(r.hi-1)
 		pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: float64(y)})
 		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{x - l, h - x})
 		lo, hi = min(lo, l), max(hi, h)
@@ -98,12 +165,14 @@ func (rep *Report) Forest() ([]byte, error) {
 		p.Add(l)
 		return nil
 	}
-	for _, v := range []struct {
-		x      float64
-		dashed bool
-	}{{0, false}, {-margin, true}, {margin, true}} {
-		if err := vline(v.x, v.dashed); err != nil {
-			return nil, err
+	if err := vline(0, false); err != nil {
+		return nil, err
+	}
+	if margin > 0 {
+		for _, x := range []float64{-margin, margin} {
+			if err := vline(x, true); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(pts.XYs) > 0 {
@@ -131,16 +200,18 @@ func (rep *Report) Forest() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// forestBlock is the plot in the report: in report.md a link to
-// ForestFile, in report.html the drawing itself; nothing for a report
-// without primaries.
-func (rep *Report) forestBlock() []block {
-	svg, err := rep.Forest()
+// pictureOf is a forest plot as the report's block: in report.md a link to
+// ForestFile, in report.html the drawing itself; nothing without rows.
+func pictureOf(fo forest) []block {
+	svg, err := drawForest(fo)
 	switch {
 	case err != nil:
 		return []block{para("forest plot failed: " + err.Error())}
 	case svg == nil:
 		return nil
 	}
-	return []block{picture{chart: chart{title: rep.forestTitle(), svg: svg}, file: ForestFile}}
+	return []block{picture{chart: chart{title: fo.title, svg: svg}, file: ForestFile}}
 }
+
+// forestBlock is the comparison report's plot as a block (pictureOf).
+func (rep *Report) forestBlock() []block { return pictureOf(rep.forest()) }

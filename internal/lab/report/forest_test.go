@@ -118,9 +118,10 @@ func TestForestGoldenCatchesAChange(t *testing.T) {
 	assert.NotEqual(t, string(want), string(svg))
 }
 
-// TestForestNone: a report without primaries has no plot, and its files
-// and Markdown name none.
-func TestForestNone(t *testing.T) {
+// TestForestEstimatesWithoutPrimaries: a report without primaries (a
+// design against noop alone) plots its estimates on the primary metrics,
+// with no margin, and says so; with no finding at all there is no plot.
+func TestForestEstimatesWithoutPrimaries(t *testing.T) {
 	rep := forestReport()
 	var kept []Finding
 	for _, f := range rep.Findings {
@@ -131,8 +132,37 @@ func TestForestNone(t *testing.T) {
 	rep.Findings = kept
 	svg, err := rep.Forest()
 	require.NoError(t, err)
+	texts := svgTexts(t, svg)
+	assert.Contains(t, texts, rep.forestTitle())
+	assert.Contains(t, rep.forestTitle(), "no primary comparison")
+	assert.NotContains(t, rep.forestTitle(), "margin")
+	assert.Contains(t, texts, "counter · go · 10 callers: inputQ vs noop, calls/s (estimate)")
+
+	rep.Findings = nil
+	svg, err = rep.Forest()
+	require.NoError(t, err)
 	assert.Nil(t, svg)
 	assert.Empty(t, rep.forestBlock())
+}
+
+// TestCapacityForest: a capacity study's plot has a row per fixed-rate
+// comparison, with the margin.
+func TestCapacityForest(t *testing.T) {
+	meta, c, runs := capFixture()
+	rep, err := NewCapacity(meta, c, runs)
+	require.NoError(t, err)
+	svg, err := rep.Forest()
+	require.NoError(t, err)
+	texts := svgTexts(t, svg)
+	fo := rep.forest()
+	require.Len(t, fo.rows, len(rep.latency))
+	assert.Contains(t, texts, fo.title)
+	assert.Contains(t, fo.title, "±"+paired.PctAbs(rep.margin()))
+	for _, r := range fo.rows {
+		assert.Contains(t, texts, r.label)
+		assert.True(t, r.drawn, r.label)
+	}
+	assert.Contains(t, rep.Markdown(), "]("+ForestFile+")")
 }
 
 // TestForestOpensReport: report.md links the plot above its first

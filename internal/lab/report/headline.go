@@ -89,6 +89,10 @@ func (rep *Report) answer() []block {
 		}
 		return out
 	}
+	if len(rep.primaries()) == 0 {
+		out = append(out, para(fmt.Sprintf("No primary comparison: no group ran a design against the baseline (%s), so nothing here is tested; "+
+			"the plot shows the estimates on %s (95%% intervals), and the headline every estimate.", rep.baseline(), labelsOf(primaryMetrics()))))
+	}
 	primary, _, _ := rep.headlineRows()
 	for _, c := range rep.cells() {
 		if s := rep.cellSentence(c, primary); s != "" {

@@ -45,13 +45,22 @@ func (rep *Report) Files() ([]File, error) {
 	return append(files, File{"report.html", []byte(page)}), nil
 }
 
-// Files are a capacity study's report files: report.md and report.html.
+// Files are a capacity study's report files: report.md, the forest plot
+// it links (ForestFile; none without comparisons) and report.html.
 func (rep *CapacityReport) Files() ([]File, error) {
 	page, err := rep.HTML()
 	if err != nil {
 		return nil, err
 	}
-	return []File{{"report.md", []byte(rep.Markdown())}, {"report.html", []byte(page)}}, nil
+	files := []File{{"report.md", []byte(rep.Markdown())}}
+	forest, err := rep.Forest()
+	if err != nil {
+		return nil, err
+	}
+	if forest != nil {
+		files = append(files, File{ForestFile, forest})
+	}
+	return append(files, File{"report.html", []byte(page)}), nil
 }
 
 // Write writes a comparison's report files into a results directory.
@@ -63,7 +72,7 @@ func Write(dir string, rep *Report) error {
 	return writeFiles(dir, files)
 }
 
-// WriteCapacity writes a capacity study's report.md and report.html.
+// WriteCapacity writes a capacity study's report files (Files).
 func WriteCapacity(dir string, meta record.Meta, c *record.Capacity, runs []*record.Run) error {
 	if c == nil {
 		return errors.New("no capacity record")
