@@ -138,6 +138,20 @@ func TestForestEstimatesWithoutPrimaries(t *testing.T) {
 	assert.NotContains(t, rep.forestTitle(), "margin")
 	assert.Contains(t, texts, "counter · go · 10 callers: inputQ vs noop, calls/s (estimate)")
 
+	answer := markdown(rep.answer())
+	assert.Contains(t, answer, "No primary comparison")
+	assert.Contains(t, answer, "the plot shows the estimates")
+	assert.Contains(t, answer, "]("+ForestFile+")")
+
+	// Estimates with no interval: nothing to plot, and the answer says
+	// where they are instead.
+	for i := range rep.Findings {
+		rep.Findings[i].Est = paired.Robust{}
+	}
+	answer = markdown(rep.answer())
+	assert.Contains(t, answer, "the headline gives every estimate")
+	assert.NotContains(t, answer, ForestFile)
+
 	rep.Findings = nil
 	svg, err = rep.Forest()
 	require.NoError(t, err)

@@ -90,8 +90,12 @@ func (rep *Report) answer() []block {
 		return out
 	}
 	if len(rep.primaries()) == 0 {
-		out = append(out, para(fmt.Sprintf("No primary comparison: no group ran a design against the baseline (%s), so nothing here is tested; "+
-			"the plot shows the estimates on %s (95%% intervals), and the headline every estimate.", rep.baseline(), labelsOf(primaryMetrics()))))
+		shown := "the headline gives every estimate (95% intervals)"
+		if len(rep.forestRows()) > 0 {
+			shown = fmt.Sprintf("the plot shows the estimates on %s (95%% intervals), and the headline every estimate", labelsOf(primaryMetrics()))
+		}
+		out = append(out, para(fmt.Sprintf("No primary comparison: no group ran a design against the baseline (%s), so nothing here is tested; %s.",
+			rep.baseline(), shown)))
 	}
 	primary, _, _ := rep.headlineRows()
 	for _, c := range rep.cells() {
