@@ -273,9 +273,32 @@ func (rep *Report) blocks(withCharts bool) []block {
 	out = append(out, rep.coresBlocks(withCharts)...)
 	out = append(out, rep.whyBlocks(withCharts)...)
 	out = append(out, rep.ledgerBlocks(withCharts)...)
-	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
-		rep.runsTable())
-	return out
+	out = append(out, heading{2, "Every run"})
+	return append(out, rep.everyRun(withCharts)...)
+}
+
+// everyRun is the list of every run in report.html; report.md, which a
+// repository browser shows, counts them by class and says where the list
+// and the records are: a study of a thousand runs would otherwise be
+// mostly that table.
+func (rep *Report) everyRun(detail bool) []block {
+	if detail {
+		return []block{para("Each run's class and CPU use over its measured window, in the order they ran."), rep.runsTable()}
+	}
+	classes := map[record.Class]int{}
+	failed := 0
+	for _, r := range rep.all {
+		classes[r.Derived.Class]++
+		if r.Failed() {
+			failed++
+		}
+	}
+	text := fmt.Sprintf("%d runs, by class over their measured window: %s", len(rep.all), fmtClasses(classes))
+	if failed > 0 {
+		text += fmt.Sprintf("; %d failed or broke an invariant (Problems, above)", failed)
+	}
+	return []block{para(text + ". Each run — its class, CPU use, foreign CPU (spoiled or not), calls/s, p99 latency, invariants and what limited it — " +
+		"is listed in `report.html` (`go run ./cmd/compare -rerender DIR` writes it), and its record is kept in `runs/` (`runs.tar.gz` once packed).")}
 }
 
 // runsTable lists every run with its class.
