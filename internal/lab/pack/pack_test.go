@@ -144,6 +144,59 @@ func TestRepack(t *testing.T) {
 	assert.Positive(t, slimmed)
 }
 
+// TestVolumesInstalled: an archive in two volumes reads as the one tree;
+// put in place as one volume, the second is removed and nothing is lost.
+func TestVolumesInstalled(t *testing.T) {
+	dir := study(t, nil)
+	require.NoError(t, Pack(dir, new(strings.Builder)))
+	require.NoError(t, Repack(dir, new(strings.Builder)))
+	runsOf := func() map[string]string {
+		folder, err := record.Open(dir)
+		require.NoError(t, err)
+		sub, err := fs.Sub(folder, record.RunsDir)
+		require.NoError(t, err)
+		return listing(t, sub)
+	}
+	want := runsOf()
+
+	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	files := map[string][]byte{}
+	for name, text := range listing(t, arc) {
+		files[name] = []byte(text)
+	}
+	parts := []map[string][]byte{{}, {}}
+	for name, b := range files {
+		parts[len(parts[0])%2][name] = b // about half in each
+		if len(parts[0]) > len(files)/2 {
+			parts[1][name] = b
+			delete(parts[0], name)
+		}
+	}
+	for i, part := range parts {
+		require.NotEmpty(t, part)
+		tree, err := record.MemFS(part)
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, record.WriteArchive(&b, tree))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, record.VolumeName(i+1)), b.Bytes(), 0o644))
+	}
+	assert.Equal(t, want, runsOf(), "two volumes read as the one tree")
+	var out strings.Builder
+	require.NoError(t, Repack(dir, &out))
+	assert.Contains(t, out.String(), "unchanged", "slim records in small volumes: nothing to do")
+
+	tmps, remove, err := writeTemps(dir, files)
+	defer remove()
+	require.NoError(t, err)
+	require.Len(t, tmps, 1, "they fit in one")
+	_, names, err := install(dir, tmps)
+	require.NoError(t, err)
+	assert.Equal(t, record.RunsArchive, names)
+	assert.NoFileExists(t, filepath.Join(dir, record.VolumeName(2)), "the volume past the new archive is removed")
+	assert.Equal(t, want, runsOf())
+}
+
 // TestSlimRecordKeepsACurveTheHistogramDoesNotGive is the control: a curve
 // that is not the histogram's own is no copy of it, and stays.
 func TestSlimRecordKeepsACurveTheHistogramDoesNotGive(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -25,14 +24,26 @@ import (
 // MarshalJSON left the percentile curve out carries both the HDR histogram
 // and the curve drawn from it, and the curve goes (record.Load draws it
 // again). Only records whose curve the histogram gives back exactly are
-// changed, and nothing else in them. As Pack, it puts the new archive in
-// place only when the folder's report renders the same bytes from it as
+// changed, and nothing else in them. An archive of volumes over
+// record.VolumeLimit is cut again into smaller ones, as Pack cuts it. As
+// Pack, it puts the new archive in place only when the folder's report renders the same bytes from it as
 // from the old one and the loaders read the same records from both.
 func Repack(dir string, out io.Writer) error {
-	archive := filepath.Join(dir, record.RunsArchive)
-	old, err := record.ReadArchive(archive)
+	volumes, err := record.Volumes(dir)
 	if err != nil {
 		return err
+	}
+	old, err := record.ReadVolumes(volumes)
+	if err != nil {
+		return err
+	}
+	var oldSize int64
+	oversize := false
+	for _, v := range volumes {
+		if st, err := os.Stat(v); err == nil {
+			oldSize += st.Size()
+			oversize = oversize || st.Size() > record.VolumeLimit
+		}
 	}
 	files := map[string][]byte{}
 	slimmed, kept := 0, 0
@@ -51,7 +62,7 @@ func Repack(dir string, out io.Writer) error {
 		s, ok, err := slimRecord(b)
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s: %s: %w", archive, name, err)
+			return fmt.Errorf("%s: %s: %w", dir, name, err)
 		case ok:
 			files[name] = s
 			slimmed++
@@ -63,23 +74,17 @@ func Repack(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if slimmed == 0 {
-		fmt.Fprintf(out, "repack: %s: every record keeps its histogram once already (%d records): %s unchanged\n", dir, kept, record.RunsArchive)
+	if slimmed == 0 && !oversize {
+		fmt.Fprintf(out, "repack: %s: every record keeps its histogram once already (%d records), every volume is under %s: %s unchanged\n",
+			dir, kept, megabytes(record.VolumeLimit), record.RunsArchive)
 		return nil
 	}
-	tree, err := record.MemFS(files)
+	tmps, remove, err := writeTemps(dir, files)
+	defer remove()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".pack-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := errors.Join(record.WriteArchive(tmp, tree), tmp.Sync(), tmp.Close()); err != nil {
-		return fmt.Errorf("%s: %w", tmp.Name(), err)
-	}
-	got, err := record.ReadArchive(tmp.Name())
+	got, err := record.ReadVolumes(tmps)
 	if err != nil {
 		return err
 	}
@@ -107,19 +112,12 @@ func Repack(dir string, out io.Writer) error {
 	if err != nil || !bytes.Equal(recsOld, recsNew) {
 		return fmt.Errorf("%w: its records do not read as the old archive's (%v); the old is kept", ErrDiffers, err)
 	}
-	oldSize := int64(0)
-	if st, err := os.Stat(archive); err == nil {
-		oldSize = st.Size()
-	}
-	if err := os.Rename(tmp.Name(), archive); err != nil {
+	newSize, names, err := install(dir, tmps)
+	if err != nil {
 		return err
 	}
-	newSize := int64(0)
-	if st, err := os.Stat(archive); err == nil {
-		newSize = st.Size()
-	}
-	fmt.Fprintf(out, "repack: %s: %d records keep their histogram once (%d kept as they were); %s %s → %s; %s\n",
-		dir, slimmed, kept, record.RunsArchive, megabytes(oldSize), megabytes(newSize), checked)
+	fmt.Fprintf(out, "repack: %s: %d records keep their histogram once (%d kept as they were); %d volumes, %s → %s (%s); %s\n",
+		dir, slimmed, kept, len(volumes), megabytes(oldSize), names, megabytes(newSize), checked)
 	return nil
 }
 
