@@ -97,6 +97,9 @@ func TestPack(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	assert.Equal(t, []string{"meta.json", record.RunsArchive}, names, "no temporary file left")
+	st, err := os.Stat(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o644), st.Mode().Perm(), "readable by the folder's readers")
 
 	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
@@ -110,7 +113,7 @@ func TestPack(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
-	assert.Contains(t, out.String(), "records keep their histogram once")
+	assert.Contains(t, out.String(), "records made to keep their histogram once")
 	assert.Equal(t, before, render(t, dir), "the report renders the same from the repacked archive")
 	out.Reset()
 	require.NoError(t, Pack(dir, &out))

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -116,8 +117,8 @@ func Repack(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "repack: %s: %d records keep their histogram once (%d kept as they were); %d volumes, %s → %s (%s); %s\n",
-		dir, slimmed, kept, len(volumes), megabytes(oldSize), names, megabytes(newSize), checked)
+	fmt.Fprintf(out, "repack: %s: %d records made to keep their histogram once, %d kept as they were; %s (%s) → %s (%s); %s\n",
+		dir, slimmed, kept, strings.Join(baseNames(volumes), ", "), megabytes(oldSize), names, megabytes(newSize), checked)
 	return nil
 }
 
@@ -178,4 +179,13 @@ func slimRecord(b []byte) (out []byte, ok bool, err error) {
 		return nil, false, nil // the histogram does not give this curve back: keep it
 	}
 	return out, true, nil
+}
+
+// baseNames are files' names without their folder.
+func baseNames(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = filepath.Base(f)
+	}
+	return out
 }

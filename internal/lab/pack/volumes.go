@@ -35,7 +35,9 @@ func writeTemps(dir string, files map[string][]byte) (tmps []string, remove func
 		}
 		tmps = append(tmps, tmp.Name())
 		_, werr := tmp.Write(v)
-		if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
+		// CreateTemp's 0600 would keep the archive from the folder's other
+		// readers.
+		if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Sync(), tmp.Close()); err != nil {
 			return nil, remove, fmt.Errorf("%s: %w", tmp.Name(), err)
 		}
 	}
