@@ -368,7 +368,7 @@ func (rep *CapacityReport) forest() forest {
 					continue
 				}
 				fo.rows = append(fo.rows, forestRow{label: fmt.Sprintf("%s · %s: %s at %s calls/s (%s)", sec.Workload, sec.Driver, m, fmtNum(float64(rate)), p.Outcome),
-					ratio: p.Ratio, lo: p.Lo, hi: p.Hi, drawn: p.N > 0 && p.Outcome != paired.OutcomeTooFew})
+					ratio: p.Ratio, lo: p.Lo, hi: p.Hi, drawn: p.N > 0 && p.Outcome != paired.OutcomeTooFew, outcome: p.Outcome})
 			}
 		}
 	}

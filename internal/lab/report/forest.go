@@ -29,6 +29,20 @@ type forestRow struct {
 	label         string
 	ratio, lo, hi float64
 	drawn         bool
+	outcome       paired.Outcome // 0 for an estimate
+}
+
+// forestColour colours a row by what it concluded, as its label says: a
+// difference, the same within the margin, or neither (not shown, or an
+// estimate, which concludes nothing).
+func forestColour(o paired.Outcome) color.Color {
+	switch o {
+	case paired.OutcomeDetected:
+		return plotutil.Color(0)
+	case paired.OutcomeEquivalent:
+		return plotutil.Color(1)
+	}
+	return plotutil.Color(2)
 }
 
 // forest is what a report gives its forest plot: the title, the axis, the
@@ -108,7 +122,11 @@ func (rep *Report) forest() forest {
 	}
 	for _, f := range rep.forestRows() {
 		drawn := f.Withheld == "" && f.Est.N > 0 && (f.Primary == nil || f.Primary.Outcome != paired.OutcomeTooFew)
-		fo.rows = append(fo.rows, forestRow{label: rep.forestLabel(f), ratio: f.Est.Ratio, lo: f.Est.Lo, hi: f.Est.Hi, drawn: drawn})
+		r := forestRow{label: rep.forestLabel(f), ratio: f.Est.Ratio, lo: f.Est.Lo, hi: f.Est.Hi, drawn: drawn}
+		if f.Primary != nil {
+			r.outcome = f.Primary.Outcome
+		}
+		fo.rows = append(fo.rows, r)
 	}
 	return fo
 }
@@ -119,7 +137,8 @@ func (rep *Report) Forest() ([]byte, error) { return drawForest(rep.forest()) }
 
 // drawForest draws a forest plot as SVG with gonum/plot's SVG canvas: a
 // row per comparison, top down, a point at its effect and a bar over its
-// 95% interval, a solid line at no effect and dashed lines at the margin.
+// 95% interval, coloured by its outcome (forestColour), a solid line at no
+// effect and dashed lines at the margin.
 // A row not drawn keeps its label with nothing on it. It returns nil, nil
 // for no rows: there is nothing to plot.
 func drawForest(fo forest) ([]byte, error) {
@@ -132,10 +151,14 @@ func drawForest(fo forest) ([]byte, error) {
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.X.Label.Text = fo.xlabel
 	labels := make([]string, len(rows))
-	var pts struct {
-		plotter.XYs
-		plotter.XErrors
+	type mark struct {
+		pts struct {
+			plotter.XYs
+			plotter.XErrors
+		}
+		colour color.Color
 	}
+	var marks []mark
 	margin := 100 * fo.margin
 	lo, hi := -margin, margin
 	for i, r := range rows {
@@ -147,8 +170,10 @@ func drawForest(fo forest) ([]byte, error) {
 		}
 		x := 100 * (r.ratio - 1)
 		l, h := 100*(r.lo-1), 100*(r.hi-1)
-		pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: float64(y)})
-		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{x - l, h - x})
+		m := mark{colour: forestColour(r.outcome)}
+		m.pts.XYs = plotter.XYs{{X: x, Y: float64(y)}}
+		m.pts.XErrors = plotter.XErrors{{Low: x - l, High: h - x}}
+		marks = append(marks, m)
 		lo, hi = min(lo, l), max(hi, h)
 	}
 	p.NominalY(labels...)
@@ -175,17 +200,16 @@ func drawForest(fo forest) ([]byte, error) {
 			}
 		}
 	}
-	if len(pts.XYs) > 0 {
-		sc, err := plotter.NewScatter(pts.XYs)
+	for _, m := range marks {
+		sc, err := plotter.NewScatter(m.pts.XYs)
 		if err != nil {
 			return nil, err
 		}
-		sc.Color = plotutil.Color(0)
-		bars, err := plotter.NewXErrorBars(pts)
+		bars, err := plotter.NewXErrorBars(m.pts)
 		if err != nil {
 			return nil, err
 		}
-		bars.Color = plotutil.Color(0)
+		sc.Color, bars.Color = m.colour, m.colour
 		p.Add(sc, bars)
 	}
 	pad := max(1, 0.05*(hi-lo))

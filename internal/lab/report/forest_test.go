@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,6 +95,12 @@ func TestForestGolden(t *testing.T) {
 		assert.Contains(t, texts, rep.forestLabel(f))
 	}
 	assert.Len(t, rep.forestRows(), 8, "every primary, and only the primaries")
+	for _, o := range []paired.Outcome{paired.OutcomeDetected, paired.OutcomeEquivalent, paired.OutcomeNotShown} {
+		r, g, b, _ := forestColour(o).RGBA()
+		assert.Contains(t, string(svg), fmt.Sprintf("stroke:#%02X%02X%02X", r>>8, g>>8, b>>8), "%s rows in their colour", o)
+	}
+	assert.NotEqual(t, forestColour(paired.OutcomeDetected), forestColour(paired.OutcomeEquivalent))
+	assert.NotEqual(t, forestColour(paired.OutcomeDetected), forestColour(paired.OutcomeNotShown))
 	assert.NotContains(t, strings.Join(texts, "\n"), "vs noop", "an estimate is no primary")
 
 	path := filepath.Join("testdata", "forest.svg.golden")
