@@ -47,60 +47,37 @@ type Exception struct {
 }
 
 // Exceptions are the only files allowed past Limit; a file takes the first
-// whose pattern matches it. The generated reports
-// of docs/results are written by the runner and committed as they came out,
-// so that a reader sees exactly what a study produced.
+// whose pattern matches it. They name kinds of file, never one study's: a
+// study whose files would be larger cuts them smaller (a packed archive
+// comes in volumes) or keeps its generated views out of git
+// (docs/results/.gitignore), and none is larger than 1 MB.
 var Exceptions = []Exception{
 	{
-		Pattern: "docs/results/runtimes/**/runs.tar.gz",
-		Max:     6 << 20,
-		Why:     "the runtimes study runs every plan once per Go release, in the same blocks: twice the runs of a study, each record with the server's histograms (about 14 KB), packed",
-	},
-	{
-		Pattern: "docs/results/runtimes/**/report.md",
-		Max:     512 << 10,
-		Why:     "the runtimes study's report lists every run of both releases, and compares each design across them, so it is about twice a study's",
-	},
-	{
-		Pattern: "docs/results/runtimes/**/report.html",
-		Max:     2 << 20,
-		Why:     "the runtimes study's self-contained report: twice a study's charts and data, one page that opens offline",
-	},
-	{
-		Pattern: "docs/results/bank-db/report.md",
-		Max:     384 << 10,
-		Why:     "the bank-over-a-database study's report: every design at three pool sizes and two levels, and every run it made, hundreds of them spoiled and rerun, listed with why",
-	},
-	{
-		Pattern: "docs/results/crossover/report.html",
-		Max:     3 << 19,
-		Why:     "the crossover study's self-contained report: every design at five work levels and two CPU counts, each group with its charts, and the model's fits and predictions",
-	},
-	{
-		Pattern: "docs/results/capacity/capacity.json",
-		Max:     512 << 10,
-		Why:     "every point of the capacity search — each design at each ladder rate and refinement in each of the blocks, and every overload run — with its figures, for tools to read",
-	},
-	{
-		Pattern: "docs/results/**/report.html",
+		Pattern: "docs/results/**/runs*.tar.gz",
 		Max:     1 << 20,
-		Why:     "a study's self-contained report: inline SVG charts, with the data they draw, in one page that opens offline",
+		Why:     "a study's raw runs — every run's record, logs and profiles' figures, hundreds of files — packed into one archive (make pack-results), in volumes of at most 1 MB where it is larger (runs.tar.gz, runs.2.tar.gz, …), which -rerender reads as they are",
 	},
 	{
-		Pattern: "docs/results/**/figures.json",
-		Max:     1 << 20,
-		Why:     "every figure of the report beside it, with the runs behind each, for tools to read instead of the HTML",
-	},
-	{
-		Pattern: "docs/results/**/runs.tar.gz",
-		Max:     2 << 20,
-		Why:     "a study's raw runs — every run's record, logs and profiles, hundreds of files — packed into one archive (make pack-results), which -rerender reads as it is",
-	},
-	{
-		Pattern: "docs/results/store/store-cpus.png",
+		Pattern: "docs/results/**/capacity.json",
 		Max:     512 << 10,
-		Why:     "benchreport's chart of ns/op against CPUs for every design, one panel per row of the store benchmark (docs/results/store/store.md)",
+		Why:     "a capacity study's record: every point of its search — each design at each ladder rate and refinement in each of the blocks, and every overload run — with its figures, which its report is rendered from",
 	},
+	{
+		Pattern: "docs/results/**/*.png",
+		Max:     512 << 10,
+		Why:     "benchreport's chart of a store benchmark, every design in one panel per row (docs/results/store/store.md)",
+	},
+}
+
+// perStudy reports whether an exception's pattern names a study's folder
+// under docs/results rather than a kind of file anywhere in it.
+func perStudy(pattern string) bool {
+	rest, ok := strings.CutPrefix(pattern, "docs/results/")
+	if !ok {
+		return false
+	}
+	file, ok := strings.CutPrefix(rest, "**/")
+	return !ok || strings.Contains(file, "/")
 }
 
 // A File is one tracked file as the check sees it.

@@ -66,10 +66,10 @@ func TestCheckCatchesBinariesAndOversizeFiles(t *testing.T) {
 		"empty-but-executable":              {Data: nil, Mode: 0o755},
 		"big.json":                          {Data: bytes.Repeat([]byte("x"), Limit+1)},
 		"edge.txt":                          {Data: bytes.Repeat([]byte("x"), Limit)},
-		"docs/results/a/b/report.html":      {Data: bytes.Repeat([]byte("x"), Limit+1)},
-		"docs/results/huge/report.html":     {Data: bytes.Repeat([]byte("x"), 1<<20+1)},
-		"docs/results/report.html":          {Data: bytes.Repeat([]byte("x"), Limit+1)}, // ** matches no folder too
-		"docs/notes/report.html":            {Data: bytes.Repeat([]byte("x"), Limit+1)}, // not under docs/results
+		"docs/results/a/b/runs.tar.gz":      {Data: bytes.Repeat([]byte("x"), Limit+1)},
+		"docs/results/huge/runs.2.tar.gz":   {Data: bytes.Repeat([]byte("x"), 1<<20+1)},
+		"docs/results/runs.tar.gz":          {Data: bytes.Repeat([]byte("x"), Limit+1)}, // ** matches no folder too
+		"docs/notes/runs.tar.gz":            {Data: bytes.Repeat([]byte("x"), Limit+1)}, // not under docs/results
 		"docs/results/store/store-cpus.png": {Data: bytes.Repeat([]byte("x"), 300<<10)},
 		"link":                              {Data: bytes.Repeat([]byte("x"), Limit+1), Mode: 0o777 | os.ModeSymlink},
 	}
@@ -77,10 +77,10 @@ func TestCheckCatchesBinariesAndOversizeFiles(t *testing.T) {
 	for _, e := range []struct{ mode, path string }{
 		{"100755", "big-binary"},
 		{"100755", "compare"},
-		{"100644", "docs/notes/report.html"},
-		{"100644", "docs/results/a/b/report.html"},
-		{"100644", "docs/results/huge/report.html"},
-		{"100644", "docs/results/report.html"},
+		{"100644", "docs/notes/runs.tar.gz"},
+		{"100644", "docs/results/a/b/runs.tar.gz"},
+		{"100644", "docs/results/huge/runs.2.tar.gz"},
+		{"100644", "docs/results/runs.tar.gz"},
 		{"100644", "docs/results/store/store-cpus.png"},
 		{"100644", "edge.txt"},
 		{"100644", "big.json"},
@@ -110,8 +110,8 @@ func TestCheckCatchesBinariesAndOversizeFiles(t *testing.T) {
 		"big-binary executable",
 		"big-binary size",
 		"compare executable",
-		"docs/notes/report.html size",
-		"docs/results/huge/report.html size",
+		"docs/notes/runs.tar.gz size",
+		"docs/results/huge/runs.2.tar.gz size",
 		"big.json size",
 		"empty-but-executable executable",
 	}, got)
@@ -119,7 +119,7 @@ func TestCheckCatchesBinariesAndOversizeFiles(t *testing.T) {
 	probs := Check(files)
 	assert.Contains(t, probs[0].String(), "big-binary: executable (mode 100755) but not a script")
 	assert.Contains(t, probs[1].String(), "big-binary: 201.0 KB, over the 200 KB limit")
-	assert.Contains(t, probs[4].String(), "over the 1024 KB its exception docs/results/**/report.html allows")
+	assert.Contains(t, probs[4].String(), "over the 1024 KB its exception docs/results/**/runs*.tar.gz allows")
 }
 
 // TestTrackedRejectsAMalformedListing: a listing the check cannot read is
@@ -168,6 +168,27 @@ func TestExceptionsHoldTheirReasons(t *testing.T) {
 		assert.NotEmpty(t, strings.TrimSpace(e.Why), "%s: an exception says why", e.Pattern)
 		assert.True(t, slices.ContainsFunc(files, func(f File) bool { return Match(e.Pattern, f.Path) }),
 			"exception %s matches no tracked file: remove it", e.Pattern)
+		assert.False(t, perStudy(e.Pattern), "%s names one study's files: cut them smaller instead", e.Pattern)
+		assert.LessOrEqual(t, e.Max, int64(1<<20), "%s: no committed file over 1 MB", e.Pattern)
+	}
+}
+
+// TestPerStudy is the control of the check above: a pattern that names a
+// study's folder is caught, one that names a kind of file is not.
+func TestPerStudy(t *testing.T) {
+	tests := []struct {
+		pattern string
+		want    bool
+	}{
+		{"docs/results/runtimes/**/runs.tar.gz", true},
+		{"docs/results/bank-db/report.md", true},
+		{"docs/results/**/default/report.md", true},
+		{"docs/results/**/runs*.tar.gz", false},
+		{"docs/results/**/*.png", false},
+		{"docs/other/big.bin", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, perStudy(tt.pattern), tt.pattern)
 	}
 }
 

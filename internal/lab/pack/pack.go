@@ -46,7 +46,9 @@ func Pack(dir string, out io.Writer) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if _, aerr := os.Stat(filepath.Join(dir, record.RunsArchive)); aerr == nil {
-			return fmt.Errorf("%s is packed already (%s)", dir, record.RunsArchive)
+			// Packed already: an archive from before records kept their
+			// histogram once is rewritten so that they do.
+			return Repack(dir, out)
 		}
 		return fmt.Errorf("%s has no %s/ to pack", dir, record.RunsDir)
 	case err != nil:
@@ -62,31 +64,18 @@ func Pack(dir string, out io.Writer) error {
 	for _, b := range files {
 		size += int64(len(b))
 	}
-	tree, err := record.MemFS(files)
+	tmps, remove, err := writeTemps(dir, files)
+	defer remove()
 	if err != nil {
 		return err
 	}
-	// The archive is written beside its final name, so that the rename
-	// that puts it in place cannot cross file systems.
-	tmp, err := os.CreateTemp(dir, ".pack-*")
+	checked, notes, err := verify(dir, tmps, files)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // once renamed, there is nothing to remove
-	if err := errors.Join(record.WriteArchive(tmp, tree), tmp.Sync(), tmp.Close()); err != nil {
-		return fmt.Errorf("%s: %w", tmp.Name(), err)
-	}
-	checked, notes, err := verify(dir, tmp.Name(), files)
+	packedSize, names, err := install(dir, tmps)
 	if err != nil {
 		return err
-	}
-	archive := filepath.Join(dir, record.RunsArchive)
-	if err := os.Rename(tmp.Name(), archive); err != nil {
-		return err
-	}
-	packedSize := int64(0)
-	if st, err := os.Stat(archive); err == nil {
-		packedSize = st.Size()
 	}
 	// runs/ goes first: were Pack stopped between the two, the logs would
 	// still be beside an archive that holds them, never lost.
@@ -100,7 +89,7 @@ func Pack(dir string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "pack: %s: %d files (%s) → %s (%s); %s; removed %s\n",
-		dir, len(files), megabytes(size), record.RunsArchive, megabytes(packedSize), checked, removed)
+		dir, len(files), megabytes(size), names, megabytes(packedSize), checked, removed)
 	for _, s := range notes {
 		fmt.Fprintf(out, "pack: note: %s\n", s)
 	}
@@ -160,8 +149,8 @@ func gather(dir string) (map[string][]byte, error) {
 // which. Its notes name the report files in the folder that differ from
 // that rendering (made by other code), which is no reason to stop: the
 // archive holds the same runs either way.
-func verify(dir, archive string, files map[string][]byte) (checked string, notes []string, err error) {
-	got, err := record.ReadArchive(archive)
+func verify(dir string, volumes []string, files map[string][]byte) (checked string, notes []string, err error) {
+	got, err := record.ReadVolumes(volumes)
 	if err != nil {
 		return "", nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,9 @@ func TestPack(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	assert.Equal(t, []string{"meta.json", record.RunsArchive}, names, "no temporary file left")
+	st, err := os.Stat(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o644), st.Mode().Perm(), "readable by the folder's readers")
 
 	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
@@ -107,9 +111,108 @@ func TestPack(t *testing.T) {
 	assert.Equal(t, "10 callers\n", got["runs/002-counter-go-inputQ-vus10-rep1.go.log"], "the logs archive's files under runs/")
 	assert.Len(t, got, len(runsBefore)+2)
 
-	err = Pack(dir, &out)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "packed already")
+	out.Reset()
+	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
+	assert.Contains(t, out.String(), "records made to keep their histogram once")
+	assert.Equal(t, before, render(t, dir), "the report renders the same from the repacked archive")
+	out.Reset()
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "unchanged", "once is enough")
+}
+
+// TestRepack: each record of a repacked archive keeps its histogram and
+// loses the curve drawn from it, and nothing else changes in it.
+func TestRepack(t *testing.T) {
+	dir := study(t, nil)
+	require.NoError(t, Pack(dir, new(strings.Builder)))
+	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	was := listing(t, arc)
+	var out strings.Builder
+	require.NoError(t, Repack(dir, &out))
+	arc, err = record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	is := listing(t, arc)
+	require.Len(t, is, len(was))
+	slimmed := 0
+	for name, text := range is {
+		if !isRecord(name) || !strings.Contains(was[name], `"hdr": "H`) {
+			assert.Equal(t, was[name], text, "%s is as it was", name)
+			continue
+		}
+		slimmed++
+		assert.Contains(t, text, `"percentiles": null`, name)
+		assert.Less(t, len(text), len(was[name]), name)
+	}
+	assert.Positive(t, slimmed)
+}
+
+// TestVolumesInstalled: an archive in two volumes reads as the one tree;
+// put in place as one volume, the second is removed and nothing is lost.
+func TestVolumesInstalled(t *testing.T) {
+	dir := study(t, nil)
+	require.NoError(t, Pack(dir, new(strings.Builder)))
+	require.NoError(t, Repack(dir, new(strings.Builder)))
+	runsOf := func() map[string]string {
+		folder, err := record.Open(dir)
+		require.NoError(t, err)
+		sub, err := fs.Sub(folder, record.RunsDir)
+		require.NoError(t, err)
+		return listing(t, sub)
+	}
+	want := runsOf()
+
+	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
+	require.NoError(t, err)
+	files := map[string][]byte{}
+	for name, text := range listing(t, arc) {
+		files[name] = []byte(text)
+	}
+	parts := []map[string][]byte{{}, {}}
+	for name, b := range files {
+		parts[len(parts[0])%2][name] = b // about half in each
+		if len(parts[0]) > len(files)/2 {
+			parts[1][name] = b
+			delete(parts[0], name)
+		}
+	}
+	for i, part := range parts {
+		require.NotEmpty(t, part)
+		tree, err := record.MemFS(part)
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, record.WriteArchive(&b, tree))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, record.VolumeName(i+1)), b.Bytes(), 0o644))
+	}
+	assert.Equal(t, want, runsOf(), "two volumes read as the one tree")
+	var out strings.Builder
+	require.NoError(t, Repack(dir, &out))
+	assert.Contains(t, out.String(), "unchanged", "slim records in small volumes: nothing to do")
+
+	tmps, remove, err := writeTemps(dir, files)
+	defer remove()
+	require.NoError(t, err)
+	require.Len(t, tmps, 1, "they fit in one")
+	_, names, err := install(dir, tmps)
+	require.NoError(t, err)
+	assert.Equal(t, record.RunsArchive, names)
+	assert.NoFileExists(t, filepath.Join(dir, record.VolumeName(2)), "the volume past the new archive is removed")
+	assert.Equal(t, want, runsOf())
+}
+
+// TestSlimRecordKeepsACurveTheHistogramDoesNotGive is the control: a curve
+// that is not the histogram's own is no copy of it, and stays.
+func TestSlimRecordKeepsACurveTheHistogramDoesNotGive(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(fixture, "runs", "001-counter-go-mutex-vus10-rep1.json"))
+	require.NoError(t, err)
+	_, ok, err := slimRecord(b)
+	require.NoError(t, err)
+	require.True(t, ok, "the fixture's record carries both")
+	changed := regexp.MustCompile(`(\n\s*\[\n\s*50,\n\s*)[0-9.]+`).ReplaceAll(b, []byte("${1}123.456"))
+	require.NotEqual(t, string(b), string(changed))
+	_, ok, err = slimRecord(changed)
+	require.NoError(t, err)
+	assert.False(t, ok)
 }
 
 // Packing the same runs twice gives the same bytes, whatever the files'

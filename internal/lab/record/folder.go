@@ -1,7 +1,6 @@
 package record
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,7 +11,8 @@ import (
 
 // Open opens a results folder for reading, as one fs.FS: meta.json and the
 // other files beside the report, and runs/ — the folder the runner writes,
-// or, once the study is packed, RunsArchive's tree, read into memory. Every
+// or, once the study is packed, RunsArchive's tree (with its other volumes,
+// Volumes), read into memory. Every
 // loader of this package reads such an fs.FS, so that a packed folder reads
 // as the runner left it, with no extraction by hand. A folder holding both
 // runs/ and the archive is refused: one of them is stale.
@@ -23,23 +23,22 @@ func Open(dir string) (fs.FS, error) {
 		return nil, fmt.Errorf("%s is not a results folder", dir)
 	}
 	root := os.DirFS(dir)
-	archive := filepath.Join(dir, RunsArchive)
-	_, dirErr := os.Stat(filepath.Join(dir, RunsDir))
-	_, arcErr := os.Stat(archive)
-	switch {
-	case arcErr != nil && errors.Is(arcErr, fs.ErrNotExist):
+	volumes, err := Volumes(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(volumes) == 0 {
 		return root, nil
-	case arcErr != nil:
-		return nil, arcErr
-	case dirErr == nil:
+	}
+	if _, err := os.Stat(filepath.Join(dir, RunsDir)); err == nil {
 		return nil, fmt.Errorf("%s holds both %s/ and %s: one of them is stale; remove it (packing runs/ again replaces the archive)", dir, RunsDir, RunsArchive)
 	}
-	runs, err := ReadArchive(archive)
+	runs, err := ReadVolumes(volumes)
 	if err != nil {
 		return nil, err
 	}
 	if err := onlyRuns(runs); err != nil {
-		return nil, fmt.Errorf("%s: %w", archive, err)
+		return nil, fmt.Errorf("%s: %w", volumes[0], err)
 	}
 	return Packed(root, runs), nil
 }

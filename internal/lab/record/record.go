@@ -68,6 +68,36 @@ type Run struct {
 	Ledger *ledger.Summary `json:"ledger,omitempty"`
 }
 
+// MarshalJSON writes the record with each latency histogram once: where
+// the driver's result has its HDR histogram, the percentile curve drawn
+// from it is left out, and Load draws it again (CurveFromHDR). A result
+// without a histogram (k6's) keeps its curve, the only copy.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run // no MarshalJSON: no recursion
+	p := plain(r)
+	if res := p.Result; res != nil && res.HDR != "" && res.Percentiles != nil {
+		slim := *res
+		slim.Percentiles = nil
+		p.Result = &slim
+	}
+	return json.Marshal(p)
+}
+
+// CurveFromHDR gives a result read from a record its percentile curve
+// back, from its histogram, where the record left it out (MarshalJSON); a
+// record from before, with both, keeps the curve it has.
+func CurveFromHDR(res *summary.Summary) error {
+	if res == nil || res.HDR == "" || len(res.Percentiles) > 0 {
+		return nil
+	}
+	h, err := summary.DecodeHDR(res.HDR)
+	if err != nil {
+		return err
+	}
+	res.Percentiles = summary.PercentilesOf(h)
+	return nil
+}
+
 // Failed reports whether the run broke an invariant or failed outright.
 func (r *Run) Failed() bool { return len(r.Problems) > 0 }
 
@@ -246,6 +276,9 @@ func Load(folder fs.FS) ([]*Run, error) {
 		}
 		var r Run
 		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if err := CurveFromHDR(r.Result); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		if r.Derived, err = Derive(&r); err != nil {

@@ -11,6 +11,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"html"
 	"image"
 	"image/png"
 	"os"
@@ -36,27 +37,43 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// screenshot renders page in headless Chromium and decodes the PNG. Every
-// fetch goes to a dead proxy, so a page that needed the network would show
-// broken images.
-func screenshot(t *testing.T, page string) image.Image {
-	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "report.html")
-	require.NoError(t, os.WriteFile(file, []byte(page), 0o644))
-	shot := filepath.Join(dir, "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium(t),
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+// chromiumArgs are the flags of every run of the browser: headless, every
+// fetch to a dead proxy (a file that needed the network would show broken
+// images), a profile of its own in dir.
+func chromiumArgs(dir string) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-		"--user-data-dir="+filepath.Join(dir, "profile"),
-		"--hide-scrollbars", "--window-size=1400,5000", "--screenshot="+shot,
-		"file://"+file)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Run(), "chromium: %s", out.String())
+		"--user-data-dir=" + filepath.Join(dir, "profile")}
+}
+
+// runChromium opens file in headless Chromium with args after the common
+// ones and returns what it printed.
+func runChromium(t *testing.T, dir, file string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium(t), append(append(chromiumArgs(dir), args...), "file://"+file)...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	require.NoError(t, cmd.Run(), "chromium: %s%s", out.String(), errs.String())
+	return out.Bytes()
+}
+
+// screenshot renders page in headless Chromium and decodes the PNG.
+func screenshot(t *testing.T, page string) image.Image {
+	return screenshotFile(t, "report.html", []byte(page), "1400,5000")
+}
+
+// screenshotFile renders content, as a file of that name, in a window of
+// size ("width,height"), and decodes the PNG.
+func screenshotFile(t *testing.T, name string, content []byte, size string) image.Image {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(file, content, 0o644))
+	shot := filepath.Join(dir, "shot.png")
+	runChromium(t, dir, file, "--hide-scrollbars", "--window-size="+size, "--screenshot="+shot)
 	f, err := os.Open(shot)
 	require.NoError(t, err)
 	defer f.Close()
@@ -103,4 +120,43 @@ func TestReportHTMLDrawsChartsInBrowserOffline(t *testing.T) {
 	// pixel rows carry their coloured lines and legends.
 	assert.Less(t, none, 80, "a page whose charts cannot be decoded shows almost no colour")
 	assert.Greater(t, drawn, 300, "the charts are drawn with their coloured lines")
+}
+
+// TestForestSVGRendersInBrowser opens a forest.svg, as report.md links it,
+// in Chromium on its own: the document parses as SVG, holds the title and
+// every row's label as text, and draws its coloured points and bars. The
+// control: the same plot with every row withheld draws no colour.
+func TestForestSVGRendersInBrowser(t *testing.T) {
+	rep := forestReport()
+	svg, err := rep.Forest()
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, ForestFile)
+	require.NoError(t, os.WriteFile(file, svg, 0o644))
+	dom := string(runChromium(t, dir, file, "--dump-dom"))
+	require.Contains(t, dom, "<svg", "Chromium read it as SVG")
+	assert.NotContains(t, dom, "parsererror", "and parsed it whole")
+	texts := regexp.MustCompile(`<text[^>]*>([^<]*)</text>`).FindAllStringSubmatch(dom, -1)
+	var got []string
+	for _, m := range texts {
+		got = append(got, html.UnescapeString(m[1]))
+	}
+	assert.Contains(t, got, rep.forestTitle())
+	for _, f := range rep.forestRows() {
+		assert.Contains(t, got, rep.forestLabel(f))
+	}
+
+	drawn := colouredRows(screenshotFile(t, ForestFile, svg, "1200,400"))
+	for i := range rep.Findings {
+		rep.Findings[i].Withheld = "withheld for the control"
+	}
+	blank, err := rep.Forest()
+	require.NoError(t, err)
+	none := colouredRows(screenshotFile(t, ForestFile, blank, "1200,400"))
+	assert.Zero(t, none, "a plot with nothing drawn on it has no colour")
+	// Six rows with an interval, each a point and its bar about seven
+	// pixel rows tall at this size (41 rows when written): half of that is
+	// the floor.
+	assert.Greater(t, drawn, 20, "the points and their intervals are drawn in colour")
 }

@@ -197,6 +197,7 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 	for _, sec := range rep.sections() {
 		out = append(out, para(rep.Headline(sec)))
 	}
+	out = append(out, pictureOf(rep.forest())...)
 	ladder := "-steps " + joinPct(rep.Cap.Steps) + " of the noop server's ceiling"
 	if len(rep.Cap.Rates) > 0 {
 		ladder = "-rates " + joinInts(rep.Cap.Rates) + " calls/s"
@@ -353,6 +354,29 @@ func (rep *CapacityReport) latencyBlocks() []block {
 	}
 	return out
 }
+
+// forest is the capacity study's forest plot: every fixed-rate
+// comparison, in the latency tables' order.
+func (rep *CapacityReport) forest() forest {
+	fo := forest{title: fmt.Sprintf("%s against %s at each fixed offered rate: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin",
+		rep.SLO.Pct, rep.baseline(), paired.PctAbs(rep.margin())), xlabel: rep.SLO.Pct + " against " + rep.baseline() + " (%)", margin: rep.margin()}
+	for _, sec := range rep.sections() {
+		for _, rate := range rep.ladderRates(sec) {
+			for _, m := range rep.Meta.Modes {
+				p, ok := rep.latency[latKey{capKey{sec.Workload, sec.Driver, m}, rate}]
+				if !ok {
+					continue
+				}
+				fo.rows = append(fo.rows, forestRow{label: fmt.Sprintf("%s · %s: %s at %s calls/s (%s)", sec.Workload, sec.Driver, m, fmtNum(float64(rate)), p.Outcome),
+					ratio: p.Ratio, lo: p.Lo, hi: p.Hi, drawn: p.N > 0 && p.Outcome != paired.OutcomeTooFew, outcome: p.Outcome})
+			}
+		}
+	}
+	return fo
+}
+
+// Forest draws the capacity study's forest plot; nil without comparisons.
+func (rep *CapacityReport) Forest() ([]byte, error) { return drawForest(rep.forest()) }
 
 // gateText says what the validity gate did in the study.
 func (rep *CapacityReport) gateText() string {

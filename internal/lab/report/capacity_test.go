@@ -176,4 +176,5 @@ func TestCapacityRerender(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(md), "# locklab capacity study"), "a capacity directory rerenders as a capacity report")
+	assert.FileExists(t, filepath.Join(dir, ForestFile), "with the plot its report links")
 }

@@ -159,14 +159,41 @@ func (v gateView) firstStage() int {
 	return n - v.rule.Added
 }
 
-// spoiledTable lists the spoiled runs.
-func (v gateView) spoiledTable() []block {
+// spoiledBlocks are the spoiled runs: in report.html each run with why;
+// in report.md, which a repository browser shows and which must stay
+// short, a count per group and design, and where the runs are.
+func (rep *Report) spoiledBlocks(detail bool) []block {
+	v := rep.gate
 	if len(v.spoiled) == 0 {
 		return nil
 	}
-	t := table{header: []string{"run", "block", "attempt", "why"}}
-	for _, s := range v.spoiled {
-		t.rows = append(t.rows, []string{s.run.ID, strconv.Itoa(s.run.Rep), strconv.Itoa(attemptOf(s.run)), s.why})
+	if detail {
+		t := table{header: []string{"run", "block", "attempt", "why"}}
+		for _, s := range v.spoiled {
+			t.rows = append(t.rows, []string{s.run.ID, strconv.Itoa(s.run.Rep), strconv.Itoa(attemptOf(s.run)), s.why})
+		}
+		return []block{heading{2, "Spoiled runs"}, para("Runs the validity gate spoiled: their cells ran again, and the analysis left these out. " +
+			"Their records are kept in `runs/` (`runs.tar.gz` once packed)."), t}
 	}
-	return []block{heading{2, "Spoiled runs"}, para("Runs the validity gate spoiled: their cells ran again, and the analysis left these out. Their records are kept in `runs/`."), t}
+	type key struct {
+		cell Cell
+		arm  string
+	}
+	counts := map[key]int{}
+	var order []key
+	for _, s := range v.spoiled {
+		r := s.run
+		k := key{Cell{Section{r.Workload, r.Driver, r.Factors}, r.Level}, r.Arm()}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	t := table{header: []string{"group", "design", "spoiled runs"}}
+	for _, k := range order {
+		t.rows = append(t.rows, []string{rep.cellName(k.cell), k.arm, strconv.Itoa(counts[k])})
+	}
+	return []block{heading{2, "Spoiled runs"}, para(fmt.Sprintf("The validity gate spoiled %d runs: their cells ran again, and the analysis left them out. "+
+		"Their count by group and design is below; each run, with why, is listed in `report.html` (`go run ./cmd/compare -rerender DIR` "+
+		"writes it), and its record is kept in `runs/` (`runs.tar.gz` once packed), marked spoiled in the list of every run.", len(v.spoiled))), t}
 }

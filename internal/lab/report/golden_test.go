@@ -34,7 +34,10 @@ func TestReportGolden(t *testing.T) {
 	assert.Positive(t, len(charts.FindAll(page, -1)), "the page has charts")
 	page = charts.ReplaceAll(page, []byte(`src="(chart)"`))
 
-	for name, got := range map[string][]byte{"report.md.golden": md, "report.html.golden": page} {
+	forest, err := os.ReadFile(filepath.Join(dir, ForestFile))
+	require.NoError(t, err)
+
+	for name, got := range map[string][]byte{"report.md.golden": md, "report.html.golden": page, "results.forest.svg.golden": forest} {
 		path := filepath.Join("testdata", name)
 		if *update {
 			require.NoError(t, os.WriteFile(path, got, 0o644))

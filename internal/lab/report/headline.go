@@ -68,11 +68,11 @@ func (rep *Report) headlineRows() (primary, other []headlineRow, left []Cell) {
 	return primary, other, left
 }
 
-// headline is the top of the report: how busy the machine was and what the
-// gate did, the A/A floor, one sentence per group for the primaries, their
-// table, and the calibrations' estimates in a table of their own.
-func (rep *Report) headline(withCharts bool) []block {
-	out := []block{heading{2, "Headline"}, para(rep.gate.machine())}
+// answer opens the report, under its title: one sentence per group for
+// its primaries (or why it has none) and the forest plot of them all. The
+// headline below it gives the machine, the noise floor and the tables.
+func (rep *Report) answer() []block {
+	var out []block
 	// A group the gate left too few clean blocks has no findings to say
 	// it: its verdicts are withheld here, by name.
 	withheld := false
@@ -82,22 +82,42 @@ func (rep *Report) headline(withCharts bool) []block {
 			withheld = true
 		}
 	}
-	if len(rep.Findings) == 0 && withheld {
+	if len(rep.Findings) == 0 {
+		if !withheld {
+			out = append(out, para(fmt.Sprintf("No comparison: no level ran two store-backed designs including the baseline (%s), "+
+				"or a store-backed design beside noop, in a common block.", rep.baseline())))
+		}
 		return out
 	}
-	if len(rep.Findings) == 0 {
-		return append(out, para(fmt.Sprintf("No comparison: no level ran two store-backed designs including the baseline (%s), "+
-			"or a store-backed design beside noop, in a common block.", rep.baseline())))
+	if len(rep.primaries()) == 0 {
+		shown := "the headline gives every estimate (95% intervals)"
+		if len(rep.forestRows()) > 0 {
+			shown = fmt.Sprintf("the plot shows the estimates on %s (95%% intervals), and the headline every estimate", labelsOf(primaryMetrics()))
+		}
+		out = append(out, para(fmt.Sprintf("No primary comparison: no group ran a design against the baseline (%s), so nothing here is tested; %s.",
+			rep.baseline(), shown)))
 	}
-	if s := rep.aaFloor(); s != "" {
-		out = append(out, para(s))
-	}
-	primary, other, left := rep.headlineRows()
+	primary, _, _ := rep.headlineRows()
 	for _, c := range rep.cells() {
 		if s := rep.cellSentence(c, primary); s != "" {
 			out = append(out, para(s))
 		}
 	}
+	return append(out, rep.forestBlock()...)
+}
+
+// headline follows the answer and the setup: how busy the machine was and
+// what the gate did, the A/A floor, the primaries' table, and the
+// calibrations' estimates in a table of their own.
+func (rep *Report) headline(withCharts bool) []block {
+	out := []block{heading{2, "Headline"}, para(rep.gate.machine())}
+	if len(rep.Findings) == 0 {
+		return out
+	}
+	if s := rep.aaFloor(); s != "" {
+		out = append(out, para(s))
+	}
+	primary, other, left := rep.headlineRows()
 	metrics := Compared()
 	var pm []*Metric
 	for _, m := range metrics {

@@ -95,8 +95,9 @@ func renderHTML(title string, blocks []block) (string, error) {
 		case table:
 			out = append(out, htmlBlock{Table: &htmlTable{Header: x.header, Rows: x.rows}})
 		case chart:
-			src := template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(x.svg))
-			out = append(out, htmlBlock{Chart: &htmlChart{Title: x.title, Src: src}})
+			out = append(out, htmlBlock{Chart: htmlChartOf(x)})
+		case picture:
+			out = append(out, htmlBlock{Chart: htmlChartOf(x.chart)})
 		}
 	}
 	var b bytes.Buffer
@@ -105,6 +106,11 @@ func renderHTML(title string, blocks []block) (string, error) {
 		Blocks []htmlBlock
 	}{title, out})
 	return b.String(), err
+}
+
+// htmlChartOf is a chart for the template: its SVG as a data: URL.
+func htmlChartOf(c chart) *htmlChart {
+	return &htmlChart{Title: c.title, Src: template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(c.svg))}
 }
 
 // codeSpans splits a paragraph at backquotes: `x` becomes a code span.

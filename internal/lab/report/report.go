@@ -34,6 +34,14 @@ type chart struct {
 	svg   []byte
 }
 
+// picture is a chart that is also a file of its own beside report.md:
+// the Markdown links the file, so that a repository browser shows it; the
+// HTML draws it inline, as any chart.
+type picture struct {
+	chart
+	file string
+}
+
 // toc marks where the table of contents goes; it lists the headings of
 // levels 2 and 3 that follow.
 type toc struct{}
@@ -46,6 +54,7 @@ func (heading) isBlock() {}
 func (para) isBlock()    {}
 func (table) isBlock()   {}
 func (chart) isBlock()   {}
+func (picture) isBlock() {}
 func (toc) isBlock()     {}
 func (warning) isBlock() {}
 
@@ -214,8 +223,9 @@ func (rep *Report) blocks(withCharts bool) []block {
 			versions = append(versions, v)
 		}
 	}
-	out := append(dirtyWarning(m),
-		heading{1, "locklab comparison: " + strings.Join(m.Modes, " vs ")},
+	out := append(dirtyWarning(m), heading{1, "locklab comparison: " + strings.Join(m.Modes, " vs ")})
+	out = append(out, rep.answer()...)
+	out = append(out,
 		para(fmt.Sprintf("Command: `%s`", m.Command)),
 		para(fmt.Sprintf("Machine: %d CPUs (%s), %s memory, Linux %s; %s; %s. Started %s, finished %s.",
 			m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, strings.Join(versions, "; "), commitText(m),
@@ -227,7 +237,7 @@ func (rep *Report) blocks(withCharts bool) []block {
 	)
 	out = append(out, rep.headline(withCharts)...)
 	out = append(out, para(rep.howToRead()), toc{})
-	out = append(out, rep.gate.spoiledTable()...)
+	out = append(out, rep.spoiledBlocks(withCharts)...)
 	if bad := rep.problems(); len(bad) > 0 {
 		out = append(out, heading{2, "Problems"}, para("These runs broke an invariant or failed; their figures are still in the tables."))
 		out = append(out, table{header: []string{"run", "problem"}, rows: bad})
@@ -263,9 +273,32 @@ func (rep *Report) blocks(withCharts bool) []block {
 	out = append(out, rep.coresBlocks(withCharts)...)
 	out = append(out, rep.whyBlocks(withCharts)...)
 	out = append(out, rep.ledgerBlocks(withCharts)...)
-	out = append(out, heading{2, "Every run"}, para("Each run's class and CPU use over its measured window, in the order they ran."),
-		rep.runsTable())
-	return out
+	out = append(out, heading{2, "Every run"})
+	return append(out, rep.everyRun(withCharts)...)
+}
+
+// everyRun is the list of every run in report.html; report.md, which a
+// repository browser shows, counts them by class and says where the list
+// and the records are: a study of a thousand runs would otherwise be
+// mostly that table.
+func (rep *Report) everyRun(detail bool) []block {
+	if detail {
+		return []block{para("Each run's class and CPU use over its measured window, in the order they ran."), rep.runsTable()}
+	}
+	classes := map[record.Class]int{}
+	failed := 0
+	for _, r := range rep.all {
+		classes[r.Derived.Class]++
+		if r.Failed() {
+			failed++
+		}
+	}
+	text := fmt.Sprintf("%d runs, by class over their measured window: %s", len(rep.all), fmtClasses(classes))
+	if failed > 0 {
+		text += fmt.Sprintf("; %d failed or broke an invariant (Problems, above)", failed)
+	}
+	return []block{para(text + ". Each run — its class, CPU use, foreign CPU (spoiled or not), calls/s, p99 latency, invariants and what limited it — " +
+		"is listed in `report.html` (`go run ./cmd/compare -rerender DIR` writes it), and its record is kept in `runs/` (`runs.tar.gz` once packed).")}
 }
 
 // runsTable lists every run with its class.
@@ -508,6 +541,8 @@ func markdown(blocks []block) string {
 			fmt.Fprintf(&b, "%s\n\n", x)
 		case warning:
 			fmt.Fprintf(&b, "> **Warning:** %s\n\n", x)
+		case picture:
+			fmt.Fprintf(&b, "![%s](%s)\n\n", x.title, x.file)
 		case toc:
 			b.WriteString("Contents:\n\n")
 			for j, e := range blocks[i:] {

@@ -148,11 +148,20 @@ func TestMarkdownStructure(t *testing.T) {
 		"| inputQ | mutex | too few blocks (n=4) |",
 		"p50=300ns p99=900ns p99.9=2.0µs max=50.0µs (n=10,100 a run)",
 		"## Every run",
-		"| 001-counter-go-mutex-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | — | 1,000 | 1.00ms | held | the server's CPU |",
-		"| " + runs[4].ID + " | 1 | server-bound | 95% | 50% | — | — | — | — | 5,100 | 10.00ms | FAILED | the server's CPU |",
-		"| 003-counter-go-noop-vus10-rep1 | 1 | server-bound | 95% | 50% | — | — | — | — | 2,000 | 1.00ms | n/a | the server's CPU |",
 	} {
 		assert.Contains(t, md, want)
+	}
+	// report.md counts the runs; report.html lists each.
+	assert.Contains(t, md, fmt.Sprintf("%d runs, by class over their measured window: %d server-bound; 1 failed or broke an invariant", len(runs), len(runs)))
+	assert.NotContains(t, md, "| 001-counter-go-mutex-vus10-rep1 |")
+	page, err := rep.HTML()
+	require.NoError(t, err)
+	for _, want := range []string{
+		"<tr><td>001-counter-go-mutex-vus10-rep1</td><td>1</td><td>server-bound</td><td>95%</td><td>50%</td><td>—</td><td>—</td><td>—</td><td>—</td><td>1,000</td><td>1.00ms</td><td>held</td><td>the server&#39;s CPU</td></tr>",
+		"<tr><td>" + runs[4].ID + "</td><td>1</td><td>server-bound</td><td>95%</td><td>50%</td><td>—</td><td>—</td><td>—</td><td>—</td><td>5,100</td><td>10.00ms</td><td>FAILED</td><td>the server&#39;s CPU</td></tr>",
+		"<tr><td>003-counter-go-noop-vus10-rep1</td><td>1</td><td>server-bound</td><td>95%</td><td>50%</td><td>—</td><td>—</td><td>—</td><td>—</td><td>2,000</td><td>1.00ms</td><td>n/a</td><td>the server&#39;s CPU</td></tr>",
+	} {
+		assert.Contains(t, page, want)
 	}
 	assert.Equal(t, 1, strings.Count(md, "How to read"), "the long explanation once per report")
 }
@@ -220,10 +229,11 @@ func TestHTMLSelfContained(t *testing.T) {
 	rep := mustNew(t, fakeMeta(), fakeRuns(t))
 	page, err := rep.HTML()
 	require.NoError(t, err)
-	// the headline's effects on each compared metric; throughput, p99, CPU
-	// per call, store latency, scheduler latency (a measured zero here),
-	// and a percentile curve per level
-	assert.Equal(t, len(Compared())+7, strings.Count(page, chartSrc))
+	// the forest plot of the primaries, the headline's effects on each
+	// compared metric; throughput, p99, CPU per call, store latency,
+	// scheduler latency (a measured zero here), and a percentile curve per
+	// level
+	assert.Equal(t, 1+len(Compared())+7, strings.Count(page, chartSrc))
 	assert.NotRegexp(t, regexp.MustCompile(`(src|href)="https?:`), page, "nothing may be fetched")
 	assert.NotContains(t, page, "<script")
 	assert.Contains(t, page, `<h3 id="counter--go--100-callers">counter · go · 100 callers</h3>`)

@@ -19,7 +19,8 @@ type File struct {
 }
 
 // Files are a comparison's report files: meta.json, figures.json (every
-// figure with the runs behind it), report.md and report.html.
+// figure with the runs behind it), report.md, the forest plot it links
+// (ForestFile; none without primaries) and report.html.
 func (rep *Report) Files() ([]File, error) {
 	meta, err := record.JSON(rep.Meta)
 	if err != nil {
@@ -33,16 +34,33 @@ func (rep *Report) Files() ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []File{{record.MetaFile, meta}, {"figures.json", figures}, {"report.md", []byte(rep.Markdown())}, {"report.html", []byte(page)}}, nil
+	files := []File{{record.MetaFile, meta}, {"figures.json", figures}, {"report.md", []byte(rep.Markdown())}}
+	forest, err := rep.Forest()
+	if err != nil {
+		return nil, err
+	}
+	if forest != nil {
+		files = append(files, File{ForestFile, forest})
+	}
+	return append(files, File{"report.html", []byte(page)}), nil
 }
 
-// Files are a capacity study's report files: report.md and report.html.
+// Files are a capacity study's report files: report.md, the forest plot
+// it links (ForestFile; none without comparisons) and report.html.
 func (rep *CapacityReport) Files() ([]File, error) {
 	page, err := rep.HTML()
 	if err != nil {
 		return nil, err
 	}
-	return []File{{"report.md", []byte(rep.Markdown())}, {"report.html", []byte(page)}}, nil
+	files := []File{{"report.md", []byte(rep.Markdown())}}
+	forest, err := rep.Forest()
+	if err != nil {
+		return nil, err
+	}
+	if forest != nil {
+		files = append(files, File{ForestFile, forest})
+	}
+	return append(files, File{"report.html", []byte(page)}), nil
 }
 
 // Write writes a comparison's report files into a results directory.
@@ -54,7 +72,7 @@ func Write(dir string, rep *Report) error {
 	return writeFiles(dir, files)
 }
 
-// WriteCapacity writes a capacity study's report.md and report.html.
+// WriteCapacity writes a capacity study's report files (Files).
 func WriteCapacity(dir string, meta record.Meta, c *record.Capacity, runs []*record.Run) error {
 	if c == nil {
 		return errors.New("no capacity record")
