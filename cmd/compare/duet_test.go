@@ -74,7 +74,8 @@ func TestDuetEndToEnd(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
-	for _, want := range []string{"Measured side by side (duet)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |"} {
+	assert.FileExists(t, filepath.Join(out, "forest.svg"))
+	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |"} {
 		assert.Contains(t, string(md), want)
 	}
 	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))

@@ -222,7 +222,7 @@ func TestReportGolden(t *testing.T) {
 	require.NoError(t, err)
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, Header{Title: "Side by side: test", Command: "compare -reps 12", Commit: "abc1234",
-		Setup: []string{"4 servers on CPU 0"}}, res))
+		Setup: []string{"4 servers on CPU 0"}, Picture: "forest.svg"}, res))
 	golden := filepath.Join("testdata", "report.golden.md")
 	if *update {
 		require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))

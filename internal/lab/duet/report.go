@@ -19,6 +19,14 @@ type Header struct {
 	Setup []string
 	// Notes are lines the runner adds (what ran isolated, and why).
 	Notes []string
+	// Picture is the forest plot's file beside the report ("" for none),
+	// shown under the answer.
+	Picture string
+}
+
+// ForestTitle heads the forest plot, and is its alt text.
+func ForestTitle(r Result) string {
+	return fmt.Sprintf("Side by side, every primary comparison: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
 }
 
 // WriteMarkdown renders the analysis as report.md: the answer first, then
@@ -53,6 +61,9 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 			p(" — load-bound arms, their rounds left out: %s", strings.Join(g.LoadBound, ", "))
 		}
 		p(".\n")
+	}
+	if h.Picture != "" {
+		p("\n![%s](%s)\n", ForestTitle(r), h.Picture)
 	}
 	p("\n## Calibration: the A/A control and the known answer\n\n")
 	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and under equal quotas its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call).\n\n")

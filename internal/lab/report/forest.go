@@ -239,3 +239,23 @@ func pictureOf(fo forest) []block {
 
 // forestBlock is the comparison report's plot as a block (pictureOf).
 func (rep *Report) forestBlock() []block { return pictureOf(rep.forest()) }
+
+// ForestRow is one row of a forest plot drawn for results that are not a
+// Report (side-by-side rounds): its label, its effect and 95% interval on
+// the ratio scale, whether it has them (Drawn), and what it concluded.
+type ForestRow struct {
+	Label         string
+	Ratio, Lo, Hi float64
+	Drawn         bool
+	Outcome       paired.Outcome
+}
+
+// DrawForest draws rows as a report's forest plot is drawn, with the same
+// colours and margin lines (margin 0: none); nil, nil for no rows.
+func DrawForest(title, xlabel string, rows []ForestRow, margin float64) ([]byte, error) {
+	fo := forest{title: title, xlabel: xlabel, margin: margin}
+	for _, r := range rows {
+		fo.rows = append(fo.rows, forestRow{label: r.Label, ratio: r.Ratio, lo: r.Lo, hi: r.Hi, drawn: r.Drawn, outcome: r.Outcome})
+	}
+	return drawForest(fo)
+}

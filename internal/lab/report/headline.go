@@ -72,7 +72,10 @@ func (rep *Report) headlineRows() (primary, other []headlineRow, left []Cell) {
 // its primaries (or why it has none) and the forest plot of them all. The
 // headline below it gives the machine, the noise floor and the tables.
 func (rep *Report) answer() []block {
-	var out []block
+	// Every figure names how it was measured: the runner's default is side
+	// by side (internal/lab/duet), whose reports say so in their place.
+	out := []block{para("Measured isolated: each run a server of its own with the server CPUs to itself, the arms one after another in blocks — not side by side " +
+		"(docs/methodology.md, \"Side by side\").")}
 	// A group the gate left too few clean blocks has no findings to say
 	// it: its verdicts are withheld here, by name.
 	withheld := false

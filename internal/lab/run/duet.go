@@ -26,6 +26,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
@@ -778,6 +779,22 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var rows []report.ForestRow
+	for _, p := range res.Primaries {
+		rows = append(rows, report.ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
+			Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, Drawn: p.Outcome != paired.OutcomeTooFew, Outcome: p.Outcome})
+	}
+	picture := ""
+	svg, err := report.DrawForest(duet.ForestTitle(res), "effect against the baseline (%)", rows, res.Options.Margin)
+	if err != nil {
+		return err
+	}
+	if svg != nil {
+		picture = report.ForestFile
+		if err := os.WriteFile(filepath.Join(dir, picture), svg, 0o644); err != nil {
+			return err
+		}
+	}
 	f, err := os.Create(filepath.Join(dir, "report.md"))
 	if err != nil {
 		return err
@@ -787,7 +804,7 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	if m.Command != "" {
 		title = "Side by side: " + m.Command
 	}
-	if err := duet.WriteMarkdown(f, duet.Header{Title: title, Command: m.Command, Commit: m.Commit, Setup: m.Setup}, res); err != nil {
+	if err := duet.WriteMarkdown(f, duet.Header{Title: title, Command: m.Command, Commit: m.Commit, Setup: m.Setup, Picture: picture}, res); err != nil {
 		return err
 	}
 	for _, g := range res.Groups {
