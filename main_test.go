@@ -118,6 +118,7 @@ func TestCommand(t *testing.T) {
 			{"max inflight a fraction", []string{"-mode", "inputQ", "-max-inflight", "1.5"}, []string{`invalid value "1.5" for flag -max-inflight`}},
 			{"max calls not a number", []string{"-mode", "inputQ", "-max-calls", "few"}, []string{`invalid value "few" for flag -max-calls`}},
 			{"negative max calls", []string{"-mode", "mutex", "-max-calls", "-2"}, []string{"-max-calls -2: want a count >= 0"}},
+			{"negative call work", []string{"-mode", "mutex", "-call-work", "-2us"}, []string{"-call-work -2µs: want >= 0"}},
 			{"require key not a header", []string{"-mode", "mutex", "-require-key", "x key"}, []string{`-require-key "x key": want a header name`}},
 			{"extra argument", []string{"-mode", "mutex", "extra"}, []string{`unexpected arguments ["extra"]`, modes}},
 			// The checks past parsing (server/serve) reach the user too.

@@ -64,6 +64,12 @@ type Config struct {
 	// WorkKind is how Work is spent: one of work.Kinds ("" is work.KindSpin,
 	// CPU; work.KindSleep sleeps for it, off the CPU).
 	WorkKind string
+	// CallWork is CPU work added to every data call outside the stores,
+	// in its handler's interceptor (a calibrated spin, -call-work): a cost
+	// that adds its own CPU to each call whatever the design and however
+	// the callers contend, so that the lab can measure a known answer.
+	// 0 adds none.
+	CallWork time.Duration
 	// Durability is DurabilityNone ("" too) or DurabilityWAL; with a WAL
 	// the state lives in DataDir and is recovered from it on start (the
 	// Bank config then only seeds a new directory).
@@ -233,6 +239,13 @@ func (m Mode) New(cfg Config) (*Server, error) {
 		// Inside the metrics' interceptor: a refusal is counted among its
 		// method's answers.
 		unary = append(unary, keys.unary)
+	}
+	if cfg.CallWork < 0 {
+		return nil, fmt.Errorf("call work %v: want >= 0", cfg.CallWork)
+	}
+	if cfg.CallWork > 0 {
+		// Innermost: only a call that reaches its handler spins.
+		unary = append(unary, newCallWork(cfg.CallWork, data).unary)
 	}
 	if cfg.MaxCalls > 0 {
 		// A refusal never reaches the interceptor: the gate counts it

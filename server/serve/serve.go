@@ -52,6 +52,7 @@ type Options struct {
 	ListModes     bool          // -list-modes
 	Work          time.Duration // -work
 	WorkKind      string        // -work-kind: one of work.Kinds
+	CallWork      time.Duration // -call-work
 	Durability    string        // -durability
 	DataDir       string        // -data-dir
 	SnapshotEvery int           // -snapshot-every
@@ -263,6 +264,9 @@ func (o Options) config() (server.Config, error) {
 	if o.Work < 0 {
 		return server.Config{}, fmt.Errorf("-work %v: want >= 0", o.Work)
 	}
+	if o.CallWork < 0 {
+		return server.Config{}, fmt.Errorf("-call-work %v: want >= 0", o.CallWork)
+	}
 	if !slices.Contains(work.Kinds(), o.WorkKind) {
 		return server.Config{}, fmt.Errorf("-work-kind %q: want one of %s", o.WorkKind, strings.Join(work.Kinds(), ", "))
 	}
@@ -298,6 +302,7 @@ func (o Options) config() (server.Config, error) {
 		MaxCalls:      o.MaxCalls,
 		Work:          o.Work,
 		WorkKind:      o.WorkKind,
+		CallWork:      o.CallWork,
 		Durability:    o.Durability,
 		DataDir:       o.DataDir,
 		SnapshotEvery: o.SnapshotEvery,

@@ -64,6 +64,7 @@ func TestUsageErrors(t *testing.T) {
 		{"negative spin budget", with("inputQ-spin", func(o *Options) { o.SpinBudget = -time.Microsecond }), []string{"-spin-budget -1µs: want >= 0"}},
 		{"negative max inflight", with("mutex", func(o *Options) { o.MaxInflight = -1 }), []string{"-max-inflight -1: want a count >= 0 (0: no bound)"}},
 		{"negative max calls", with("inputQ", func(o *Options) { o.MaxCalls = -1 }), []string{"-max-calls -1: want a count >= 0 (0: no bound)"}},
+		{"negative call work", with("mutex", func(o *Options) { o.CallWork = -time.Microsecond }), []string{"-call-work -1µs: want >= 0"}},
 		{"require key not a header", with("mutex", func(o *Options) { o.RequireKey = "x key" }), []string{`-require-key "x key": want a header name of letters, digits`}},
 		{"require key of gRPC's own", with("mutex", func(o *Options) { o.RequireKey = "grpc-timeout" }), []string{`-require-key "grpc-timeout": a header gRPC keeps`}},
 		{"metrics not a port", with("mutex", func(o *Options) { o.MetricsAddr = "nine" }), []string{`-metrics-addr "nine": port "nine"`}},

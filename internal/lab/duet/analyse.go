@@ -46,10 +46,8 @@ var DefaultOptions = Options{Alpha: 0.05, Margin: 0.03, MinUtil: 0.8}
 // per call in server CPU and how much fewer calls/s it served, each beside
 // the value that is known to be true.
 type Calibration struct {
-	// TrueCPU is the spin added per call, in seconds: the known spin
-	// times the share of the arm's calls that may change state (the spin
-	// runs in those only); CPU the measured added server CPU per call
-	// (seconds), paired by round.
+	// TrueCPU is the spin added to every call, in seconds; CPU the
+	// measured added server CPU per call (seconds), paired by round.
 	TrueCPU float64
 	CPU     paired.Difference
 	// Calls is the measured calls/s ratio; TrueCalls the ratio an equal
@@ -240,18 +238,9 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 					}
 				}
 			case RoleKnown:
-				// The spin runs in the calls that may change state:
-				// their share of the known arm's calls scales it.
-				var writes, calls float64
-				for _, r := range clean {
-					if m, ok := usable(r, a.Name); ok {
-						writes, calls = writes+float64(m.Writes), calls+float64(m.Requests)
-					}
-				}
+				// The spin runs in every data call, outside the
+				// stores: it adds its own CPU to each.
 				c := Calibration{TrueCPU: o.Known.Seconds()}
-				if calls > 0 {
-					c.TrueCPU *= writes / calls
-				}
 				x, b := pairs(a.Name, Metrics[1])
 				c.N = len(x)
 				if len(x) >= 3 {

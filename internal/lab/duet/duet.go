@@ -49,8 +49,8 @@ type Measure struct {
 	// left out); CPU the server's own CPU seconds in the window, and
 	// Window the window as the server's clock measured it.
 	Requests uint64 `json:"requests"`
-	// Writes are the requests of methods that may change state: the
-	// calls a known-answer arm's spin runs in.
+	// Writes are the requests of methods that may change state (the
+	// proto marks the others NO_SIDE_EFFECTS): the mix the arm served.
 	Writes uint64  `json:"writes"`
 	CPU    float64 `json:"cpu_s"`
 	Window float64 `json:"window_s"`

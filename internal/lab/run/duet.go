@@ -44,7 +44,7 @@ const (
 // Duet is how side-by-side rounds run.
 type Duet struct {
 	// Known is the known-answer arm's extra spin per call (the baseline
-	// with -work raised by it); 0 leaves the arm out.
+	// with -call-work); 0 leaves the arm out.
 	Known time.Duration
 	// Share is the part of the server CPU set the arms' quotas add up
 	// to: each of k arms gets Share × CPUs / k. Less than 1 leaves the
@@ -198,20 +198,12 @@ func duetGroups(cfg Config, specs []plan.Spec) ([]duetGroup, error) {
 	return out, nil
 }
 
-// knownArgs are the server flags of a known-answer arm: the factor's work
-// plus the known spin.
+// knownArgs are the server flags of a known-answer arm: the baseline's,
+// with the known spin in every data call, outside the stores
+// (-call-work), so that the CPU it adds to a call is known whatever the
+// design does with its callers.
 func knownArgs(args []string, known time.Duration) []string {
-	out := slices.Clone(args)
-	for i := 0; i+1 < len(out); i++ {
-		if out[i] == "-work" {
-			d, err := time.ParseDuration(out[i+1])
-			if err == nil {
-				out[i+1] = (d + known).String()
-				return out
-			}
-		}
-	}
-	return append(out, "-work", known.String())
+	return append(slices.Clone(args), "-call-work", known.String())
 }
 
 // duetRunner runs rounds and keeps them.

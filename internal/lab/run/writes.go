@@ -11,9 +11,9 @@ import (
 
 // writeMethods are the API's data methods that may change state, by full
 // method name ("/locklab.v1.CounterService/Increment"): every method of
-// the data services that the proto does not mark NO_SIDE_EFFECTS. The
-// server's -work runs in exactly these, so a known-answer arm's added CPU
-// per call is its spin times their share of the calls.
+// the data services that the proto does not mark NO_SIDE_EFFECTS: the
+// calls the server's -work runs in. Each round records how many an arm
+// served (duet.Measure.Writes): the mix its figures are of.
 var writeMethods = sync.OnceValue(func() map[string]bool {
 	out := map[string]bool{}
 	svcs := locklabv1.File_locklab_v1_locklab_proto.Services()
