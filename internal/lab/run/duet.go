@@ -334,7 +334,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 		m.Groups[g.name] = g.arms
 		quota := "no CPU quota (the control)"
 		if !r.cfg.Duet.NoQuota {
-			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.Period)
+			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.PeriodFor(r.quota(g)))
 		}
 		m.Setup = append(m.Setup, fmt.Sprintf("%s: %d servers on CPU %s, %s; their drivers on CPU %s", g.name, len(g.arms), plan.CPUList(g.place.Server), quota, plan.CPUList(g.place.Driver)))
 	}
