@@ -31,9 +31,26 @@ import (
 // cpu controller in it.
 var ErrUnavailable = errors.New("cgroup: no writable CPU controller (cgroup v1 cpu or v2 cpu.max); run as root on Linux, or use -measure isolated")
 
-// Period is the CFS period every group gets: the quota is spent in slices
-// of it. 10 ms throttles in steps short enough for one-second rounds.
+// Period is the CFS period a group gets: the quota is spent in slices of
+// it. 10 ms throttles in steps short enough for one-second rounds. A group
+// whose quota in it would be under the kernel's least (MinQuota) gets a
+// longer period instead (PeriodFor).
 const Period = 10 * time.Millisecond
+
+// MinQuota and MaxPeriod are the kernel's bounds on a CFS quota and period.
+const (
+	MinQuota  = time.Millisecond
+	MaxPeriod = time.Second
+)
+
+// PeriodFor is the period of a group of cpus CPUs: Period, or the shortest
+// in whole milliseconds in which its quota reaches MinQuota.
+func PeriodFor(cpus float64) time.Duration {
+	if !(cpus > 0) || cpus*float64(Period) >= float64(MinQuota) {
+		return Period
+	}
+	return time.Duration(math.Ceil(float64(MinQuota)/cpus/float64(time.Millisecond))) * time.Millisecond
+}
 
 // prefix starts the name of every group the lab makes.
 const prefix = "locklab-"
@@ -155,18 +172,20 @@ type Group struct {
 	acct string // v1: the same group in the cpuacct hierarchy
 	// CPUs is the quota in CPUs: the group's processes together run at
 	// most CPUs × Period in every Period.
-	CPUs float64
+	CPUs   float64
+	Period time.Duration
 }
 
 // New makes a group whose processes together get at most cpus CPUs of
 // time (0.5: half of one CPU; 3: three CPUs), enforced every Period.
 func (c *Controller) New(cpus float64) (*Group, error) {
-	quota := time.Duration(math.Round(cpus * float64(Period)))
-	if !(cpus > 0) || quota < time.Millisecond {
-		return nil, fmt.Errorf("cgroup: quota of %v CPUs is %v per %v period; the kernel takes 1ms at least", cpus, quota, Period)
+	period := PeriodFor(cpus)
+	quota := time.Duration(math.Round(cpus * float64(period)))
+	if !(cpus > 0) || quota < MinQuota || period > MaxPeriod {
+		return nil, fmt.Errorf("cgroup: a quota of %v CPUs needs %v in a period of at most %v; the kernel takes %v at least", cpus, quota, MaxPeriod, MinQuota)
 	}
 	c.seq++
-	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq)), CPUs: cpus}
+	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq)), CPUs: cpus, Period: period}
 	if err := os.Mkdir(g.Path, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
@@ -180,12 +199,12 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 	var err error
 	switch c.Version {
 	case V1:
-		err = g.write("cpu.cfs_period_us", strconv.FormatInt(Period.Microseconds(), 10))
+		err = g.write("cpu.cfs_period_us", strconv.FormatInt(period.Microseconds(), 10))
 		if err == nil {
 			err = g.write("cpu.cfs_quota_us", strconv.FormatInt(quota.Microseconds(), 10))
 		}
 	case V2:
-		err = g.write("cpu.max", fmt.Sprintf("%d %d", quota.Microseconds(), Period.Microseconds()))
+		err = g.write("cpu.max", fmt.Sprintf("%d %d", quota.Microseconds(), period.Microseconds()))
 	}
 	if err != nil {
 		_ = g.Remove()

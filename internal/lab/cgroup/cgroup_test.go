@@ -43,6 +43,15 @@ func TestQuotaFiles(t *testing.T) {
 		require.NoError(t, g.Remove(), "twice")
 		assert.NoDirExists(t, g.Path)
 	})
+	t.Run("a small quota gets a longer period", func(t *testing.T) {
+		c, err := open(fakeV1(t))
+		require.NoError(t, err)
+		g, err := c.New(1.0 / 15)
+		require.NoError(t, err)
+		assert.Equal(t, "15000", read(t, filepath.Join(g.Path, "cpu.cfs_period_us")))
+		assert.Equal(t, "1000", read(t, filepath.Join(g.Path, "cpu.cfs_quota_us")))
+		assert.Equal(t, Period, PeriodFor(0.1), "the control: 1 ms in 10 ms keeps the period")
+	})
 	t.Run("v2", func(t *testing.T) {
 		mount := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(mount, "cgroup.controllers"), []byte("cpuset cpu io memory\n"), 0o644))
@@ -65,7 +74,7 @@ func TestQuotaFiles(t *testing.T) {
 	t.Run("quota below the kernel's floor", func(t *testing.T) {
 		c, err := open(fakeV1(t))
 		require.NoError(t, err)
-		for _, cpus := range []float64{0, -1, 0.05} {
+		for _, cpus := range []float64{0, -1, 0.0005} {
 			_, err := c.New(cpus)
 			assert.Error(t, err, "%v CPUs", cpus)
 		}
