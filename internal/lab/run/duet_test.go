@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/duet"
@@ -38,4 +39,28 @@ func TestKnownArgs(t *testing.T) {
 	got := knownArgs(base, 2*time.Microsecond)
 	assert.Equal(t, []string{"-mode", "mutex", "-work", "10µs", "-call-work", "2µs"}, got)
 	assert.Len(t, base, 4, "the baseline's own flags are left as they were")
+}
+
+// TestDuetApplies: the plans side-by-side rounds cannot run say why, and
+// run isolated; the control, the default plan, runs side by side.
+func TestDuetApplies(t *testing.T) {
+	base := Options{Workloads: "counter,bank-A", Modes: "mutex,inputQ", Drivers: "go", Model: "closed", VUs: "10", H2loadVUs: "100",
+		Reps: 3, Baseline: "mutex", Duration: time.Second, Warmup: 400 * time.Millisecond, Pin: true, Measure: MeasureDuet,
+		Factors: map[string]string{}, Conns: 4, MaxVUs: 100}
+	cfg, err := NewConfig(base, 2)
+	require.NoError(t, err)
+	assert.Empty(t, DuetApplies(cfg), "the control")
+	for name, change := range map[string]func(o *Options){
+		"k6":       func(o *Options) { o.Drivers = "k6" },
+		"database": func(o *Options) { o.Workloads = "bank-A"; o.Factors = map[string]string{"backend": "mysql"} },
+		"open":     func(o *Options) { o.Model, o.Rates, o.VUs = "open", "100", "" },
+		"unpinned": func(o *Options) { o.Pin = false },
+	} {
+		o := base
+		o.Factors = map[string]string{}
+		change(&o)
+		cfg, err := NewConfig(o, 2)
+		require.NoError(t, err, name)
+		assert.NotEmpty(t, DuetApplies(cfg), name)
+	}
 }
