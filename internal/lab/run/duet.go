@@ -92,10 +92,10 @@ func DuetApplies(cfg Config) string {
 	case len(cfg.ServerCPUs) == 0:
 		return "the server and the driver need CPU sets of their own (two CPUs at least, -pin)"
 	case slices.ContainsFunc(cfg.Factors.Values(plan.Backend), plan.OverDatabase):
-		// Measured: nine arms over private MariaDBs on one CPU served about
-		// a hundred calls a second each, and the databases' writes kept
-		// kernel threads busy outside every arm's CPU group, past the
-		// gate's limit in the first rounds (docs/methodology.md).
+		// Tried: nine arms over private MariaDBs on one CPU each served
+		// only a few hundred calls in a round, and the databases' writes
+		// kept kernel threads busy outside every arm's CPU group, past the
+		// gate's limit in the first rounds (docs/decisions.md).
 		return "over a database, each arm's writes keep kernel threads busy outside its CPU group, where no quota holds them"
 	}
 	for _, d := range cfg.Drivers {
