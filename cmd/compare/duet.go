@@ -28,9 +28,9 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		"plans it does not apply to run isolated, and say why")
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet: the share of the server CPUs the arms' quotas add up to")
-	quota := fs.Bool("duet-quota", true, "duet: give every server an equal CPU quota (false: the control, co-runners compete for the CPU)")
+	fs.StringVar(&o.DuetCPU, "duet-cpu", run.DuetCPUs[0], "duet: how the arms share the server CPUs: "+strings.Join(run.DuetCPUs, ", ")+
+		" (quota: an equal fixed quota each, -server-share of the CPUs in all; weight: groups of equal weight, a fair share each with no throttling; none: the control, their threads compete)")
 	return func(given map[string]bool) error {
-		o.NoQuota = !*quota
 		if given["server-share"] && !(o.ServerShare > 0 && o.ServerShare <= 1) {
 			return fmt.Errorf("-server-share %v: want a share in (0, 1] of the server CPUs for all arms together", o.ServerShare)
 		}

@@ -109,6 +109,7 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-server-share", "0"}, "-server-share"},
 		{[]string{"-server-share", "1.5"}, "-server-share"},
 		{[]string{"-known", "-1us"}, "-known"},
+		{[]string{"-duet-cpu", "shares"}, "-duet-cpu"},
 		{[]string{"-duration", "100ms"}, "-duration"},
 		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},

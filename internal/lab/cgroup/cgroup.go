@@ -213,6 +213,37 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 	return g, nil
 }
 
+// NewWeighted makes a group with the default CPU weight and no quota
+// (v1 cpu.shares 1024, v2 cpu.weight 100): groups that all want the CPU
+// split it equally, however many threads each runs, with no throttling;
+// a group that leaves some idle leaves it to the others.
+func (c *Controller) NewWeighted() (*Group, error) {
+	c.seq++
+	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq))}
+	if err := os.Mkdir(g.Path, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	if c.Acct != "" {
+		g.acct = filepath.Join(c.Acct, filepath.Base(g.Path))
+		if err := os.Mkdir(g.acct, 0o755); err != nil {
+			_ = g.Remove()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	var err error
+	switch c.Version {
+	case V1:
+		err = g.write("cpu.shares", "1024")
+	case V2:
+		err = g.write("cpu.weight", "100")
+	}
+	if err != nil {
+		_ = g.Remove()
+		return nil, err
+	}
+	return g, nil
+}
+
 // Add moves a process, with every thread it has and will have, into the
 // group.
 func (g *Group) Add(pid int) error {

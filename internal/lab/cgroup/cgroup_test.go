@@ -153,3 +153,55 @@ func TestRealQuotaThrottles(t *testing.T) {
 		assert.NotContains(t, l, filepath.Base(g.Path), "nor in cpuacct")
 	}
 }
+
+// TestWeightedGroupsSplitTheCPU: two weighted groups on one CPU, one with
+// three busy loops and one with one, each get about half of it; the
+// control, the same four loops without groups, gives the three 3/4.
+func TestWeightedGroupsSplitTheCPU(t *testing.T) {
+	c, err := Open("/sys/fs/cgroup")
+	require.NoError(t, err)
+	loops := func(n int, g *Group) []*exec.Cmd {
+		var out []*exec.Cmd
+		for range n {
+			cmd := exec.Command("taskset", "-c", "0", "sh", "-c", "while :; do :; done")
+			require.NoError(t, cmd.Start())
+			if g != nil {
+				require.NoError(t, g.Add(cmd.Process.Pid))
+			}
+			out = append(out, cmd)
+		}
+		return out
+	}
+	share := func(three, one []*exec.Cmd) float64 {
+		cpu := func(cmds []*exec.Cmd) (sum time.Duration) {
+			for _, c := range cmds {
+				f := strings.Fields(read(t, "/proc/"+strconv.Itoa(c.Process.Pid)+"/schedstat"))
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += time.Duration(ns)
+			}
+			return sum
+		}
+		a0, b0 := cpu(three), cpu(one)
+		time.Sleep(600 * time.Millisecond)
+		a, b := cpu(three)-a0, cpu(one)-b0
+		for _, c := range append(three, one...) {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		return a.Seconds() / (a + b).Seconds()
+	}
+	g3, err := c.NewWeighted()
+	require.NoError(t, err)
+	defer g3.Remove()
+	g1, err := c.NewWeighted()
+	require.NoError(t, err)
+	defer g1.Remove()
+	grouped := share(loops(3, g3), loops(1, g1))
+	plain := share(loops(3, nil), loops(1, nil))
+	t.Logf("three loops' share of the CPU: %.2f in equal groups, %.2f without", grouped, plain)
+	assert.InDelta(t, 0.5, grouped, 0.1)
+	assert.InDelta(t, 0.75, plain, 0.1, "the control")
+	used, err := g3.Usage()
+	require.NoError(t, err)
+	assert.Positive(t, used)
+}

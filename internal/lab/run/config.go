@@ -89,11 +89,11 @@ type Options struct {
 	AA                bool
 	TimeBudget        time.Duration
 	// Measure and the duet's settings (-measure, -known, -server-share,
-	// -duet-quota).
+	// -duet-cpu).
 	Measure     string
 	Known       time.Duration
 	ServerShare float64
-	NoQuota     bool
+	DuetCPU     string
 }
 
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
@@ -351,8 +351,10 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), NoQuota: o.NoQuota}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0])}
 	switch {
+	case !slices.Contains(DuetCPUs, d.CPU):
+		return "", Duet{}, fmt.Errorf("-duet-cpu %q: want %s", o.DuetCPU, strings.Join(DuetCPUs, ", "))
 	case d.Known < 0 || d.Known > time.Millisecond:
 		return "", Duet{}, fmt.Errorf("-known %v: want 0 (no known-answer arm) to 1ms", o.Known)
 	case !(d.Share > 0 && d.Share <= 1):

@@ -50,10 +50,23 @@ type Duet struct {
 	// to: each of k arms gets Share × CPUs / k. Less than 1 leaves the
 	// kernel's network work room on the set.
 	Share float64
-	// NoQuota runs the servers side by side without quotas: the control
-	// that shows why the quotas are there.
-	NoQuota bool
+	// CPU is how the arms share the server CPUs: one of DuetCPUs.
+	CPU string
 }
+
+// How the arms of a round share the server CPUs (-duet-cpu), the default
+// first: CPUQuota gives each a fixed quota (Duet.Share of the set, split
+// equally) that it cannot pass; CPUWeight puts each in a group of equal
+// weight, so that arms that all want the CPU split it equally with no
+// throttling; CPUNone is the control, the servers' threads compete.
+const (
+	CPUQuota  = "quota"
+	CPUWeight = "weight"
+	CPUNone   = "none"
+)
+
+// DuetCPUs are the ways the arms can share the server CPUs.
+var DuetCPUs = []string{CPUQuota, CPUWeight, CPUNone}
 
 // MinRound is the shortest window a duet round may have: every arm's
 // server is read at its two ends, and the kernel's quota works in 10 ms
@@ -242,7 +255,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		return errors.New("nothing to run: no mode serves these workloads under these factors")
 	}
 	r := &duetRunner{cfg: cfg, groups: groups, out: out}
-	if !cfg.Duet.NoQuota {
+	if cfg.Duet.CPU != CPUNone {
 		if r.ctl, err = cgroup.Open("/sys/fs/cgroup"); err != nil {
 			return err
 		}
@@ -323,7 +336,7 @@ type duetMeta struct {
 	Window   time.Duration         `json:"window"`
 	Warmup   time.Duration         `json:"warmup"`
 	Seed     int                   `json:"seed"`
-	NoQuota  bool                  `json:"no_quota,omitempty"`
+	CPU      string                `json:"cpu"`
 	MaxForgn float64               `json:"max_foreign"`
 }
 
@@ -335,11 +348,16 @@ func (r *duetRunner) options() duet.Options {
 
 func (r *duetRunner) writeMeta(started time.Time) error {
 	m := duetMeta{Command: r.cfg.Command, Commit: commitOf(newMeta(r.cfg, nil)), Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
-		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, NoQuota: r.cfg.Duet.NoQuota, MaxForgn: r.cfg.Gate.MaxForeign}
+		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, MaxForgn: r.cfg.Gate.MaxForeign}
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
-		quota := "no CPU quota (the control)"
-		if !r.cfg.Duet.NoQuota {
+		var quota string
+		switch r.cfg.Duet.CPU {
+		case CPUNone:
+			quota = "no CPU group (the control): their threads compete for the CPU"
+		case CPUWeight:
+			quota = fmt.Sprintf("each in a CPU group of equal weight, a fair share of %.3g CPU when all want it", r.quota(g))
+		default:
 			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.PeriodFor(r.quota(g)))
 		}
 		m.Setup = append(m.Setup, fmt.Sprintf("%s: %d servers on CPU %s, %s; their drivers on CPU %s", g.name, len(g.arms), plan.CPUList(g.place.Server), quota, plan.CPUList(g.place.Driver)))
@@ -349,10 +367,15 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	return record.WriteJSON(filepath.Join(r.cfg.Out, "duet.json"), m)
 }
 
-// quota is each arm's CPU quota in a group, in CPUs.
+// quota is each arm's CPU in a group, in CPUs: its quota, or with equal
+// weights its fair share of the server CPUs (what it gets when every arm
+// wants the CPU, against which its use is read); 0 without groups.
 func (r *duetRunner) quota(g duetGroup) float64 {
-	if r.cfg.Duet.NoQuota {
+	switch r.cfg.Duet.CPU {
+	case CPUNone:
 		return 0
+	case CPUWeight:
+		return float64(len(g.place.Server)) / float64(len(g.arms))
 	}
 	return r.cfg.Duet.Share * float64(len(g.place.Server)) / float64(len(g.arms))
 }
@@ -505,7 +528,13 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return rd, err
 		}
-		if r.ctl != nil {
+		switch {
+		case r.ctl == nil:
+		case r.cfg.Duet.CPU == CPUWeight:
+			if a.group, err = r.ctl.NewWeighted(); err != nil {
+				return rd, err
+			}
+		default:
 			if a.group, err = r.ctl.New(quota); err != nil {
 				return rd, err
 			}

@@ -76,7 +76,8 @@ var Studies = []Study{
 		Plans: []Plan{
 			{Sub: "group", Args: duetMethod},
 			{Sub: "pairs", Args: duetMethod + " -aa=false -known 0"},
-			{Sub: "no-quota", Args: duetMethod + " -duet-quota=false"},
+			{Sub: "no-quota", Args: duetMethod + " -duet-cpu none"},
+			{Sub: "weight", Args: duetMethod + " -duet-cpu weight"},
 			{Sub: "window-500ms", Args: duetMethod + " -duration 500ms"},
 			{Sub: "window-2s", Args: duetMethod + " -duration 2s -reps 10"},
 			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
