@@ -27,7 +27,7 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		duetWindow.String()+" each unless -duration, until -precision "+duetPrecision+" unless given, within -time-budget "+duetBudget.String()+"); "+
 		"plans it does not apply to run isolated, and say why")
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
-	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet: the share of the server CPUs the arms' quotas add up to")
+	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
 	fs.StringVar(&o.DuetCPU, "duet-cpu", run.DuetCPUs[0], "duet: how the arms share the server CPUs: "+strings.Join(run.DuetCPUs, ", ")+
 		" (quota: an equal fixed quota each, -server-share of the CPUs in all; weight: groups of equal weight, a fair share each with no throttling; none: the control, their threads compete)")
 	return func(given map[string]bool) error {

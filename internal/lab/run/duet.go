@@ -54,19 +54,24 @@ type Duet struct {
 	CPU string
 }
 
-// How the arms of a round share the server CPUs (-duet-cpu), the default
-// first: CPUQuota gives each a fixed quota (Duet.Share of the set, split
-// equally) that it cannot pass; CPUWeight puts each in a group of equal
-// weight, so that arms that all want the CPU split it equally with no
-// throttling; CPUNone is the control, the servers' threads compete.
+// How the arms of a round share the server CPUs (-duet-cpu): CPUWeight
+// puts each in a CPU group of equal weight, so that arms that all want the
+// CPU split it equally, however many threads each wakes, with no
+// throttling; CPUQuota gives each a fixed quota (Duet.Share of the set,
+// split equally) that it cannot pass, spent in 10 ms periods; CPUNone is
+// the control, the servers' threads compete. Measured side by side
+// (docs/results/duet-method/), weights and quotas read the same effects,
+// and the weights' intervals were about half as wide: the quota's
+// throttling adds noise of its own.
 const (
-	CPUQuota  = "quota"
 	CPUWeight = "weight"
+	CPUQuota  = "quota"
 	CPUNone   = "none"
 )
 
-// DuetCPUs are the ways the arms can share the server CPUs.
-var DuetCPUs = []string{CPUQuota, CPUWeight, CPUNone}
+// DuetCPUs are the ways the arms can share the server CPUs, the default
+// first.
+var DuetCPUs = []string{CPUWeight, CPUQuota, CPUNone}
 
 // MinRound is the shortest window a duet round may have: every arm's
 // server is read at its two ends, and the kernel's quota works in 10 ms
