@@ -35,7 +35,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# %s\n\n", h.Title)
-	p("Measured side by side (duet): in every round each arm ran on a fresh server of its own, all at the same moment on the same server CPUs with equal CPU quotas, each driven by its own driver; each comparison pairs the arms within a round.\n\n")
+	p("Measured side by side (duet): in every round each arm ran on a fresh server of its own, all at the same moment on the same server CPUs, each with an equal share of them (the Setup says how), each driven by its own driver; each comparison pairs the arms within a round.\n\n")
 	if h.Command != "" {
 		p("Command: `%s`", h.Command)
 		if h.Commit != "" {
@@ -66,7 +66,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 		p("\n![%s](%s)\n", ForestTitle(r), h.Picture)
 	}
 	p("\n## Calibration: the A/A control and the known answer\n\n")
-	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and under equal quotas its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call).\n\n")
+	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and with an equal share of the CPU its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call).\n\n")
 	p("| group | rounds kept | A/A calls/s | A/A CPU/call | A/A floor | known: added CPU/call (true) | known: calls/s (implied) | calibration |\n")
 	p("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, g := range r.Groups {
