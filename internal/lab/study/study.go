@@ -137,17 +137,17 @@ var Studies = []Study{
 	},
 	{
 		Name: "work", Engine: Runner, Out: "work", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-measure isolated -workloads counter -modes mutex,inputQ,inputQ-batch,combining,noop -work 10us,50us -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-workloads counter -modes mutex,inputQ,inputQ-batch,combining,noop -work 10us,50us -vus 100 -reps 11 -driver go"}},
 		Desc:  "the critical section's length through gRPC, one server CPU",
 	},
 	{
 		Name: "skew", Engine: Runner, Out: "skew", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-measure isolated -workloads bank-A -modes mutex,sharded,inputQ,sharded-inputQ,noop -skew 0,0.99 -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,sharded,inputQ,sharded-inputQ,noop -skew 0,0.99 -vus 100 -reps 11 -driver go"}},
 		Desc:  "uniform against Zipf-skewed account choice",
 	},
 	{
 		Name: "readratio", Engine: Runner, Out: "readratio", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-measure isolated -workloads bank-A -modes mutex,rwmutex,inputQ,noop -read-ratio 0.5,0.95 -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,rwmutex,inputQ,noop -read-ratio 0.5,0.95 -vus 100 -reps 11 -driver go"}},
 		Desc:  "a read-heavy bank mix (GetBalance) against the read-write lock",
 	},
 	{
