@@ -132,7 +132,7 @@ var Studies = []Study{
 	},
 	{
 		Name: "durability", Engine: Runner, Out: "durability", Budget: 5 * time.Minute,
-		Plans: []Plan{{Args: "-measure isolated -workloads bank-A -read-ratio 0 -modes mutex,inputQ,inputQ-batch,combining,noop -durability none,wal -vus 100 -reps 11 -driver go"}},
+		Plans: []Plan{{Args: "-workloads bank-A -read-ratio 0 -modes mutex,inputQ,inputQ-batch,combining,noop -durability none,wal -vus 100 -reps 11 -driver go"}},
 		Desc:  "bank transfers with and without the write-ahead log",
 	},
 	{
