@@ -86,7 +86,7 @@ func TestStopKillsWhatIgnoresTerm(t *testing.T) {
 	assert.ErrorContains(t, err, "killed after")
 	var child int
 	_, _ = fmt.Sscan(m[1], &child)
-	assert.Eventually(t, func() bool { return syscall.Kill(child, 0) != nil }, 2*time.Second, 10*time.Millisecond, "the child is gone too")
+	assert.Eventually(t, func() bool { return gone(child) }, 2*time.Second, 10*time.Millisecond, "the child is gone too")
 }
 
 // TestChildrenDieWithTheRunner: a runner killed by SIGKILL, which cannot
