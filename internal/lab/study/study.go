@@ -78,6 +78,7 @@ var Studies = []Study{
 			{Sub: "pairs", Args: duetMethod + " -aa=false -known 0"},
 			{Sub: "no-quota", Args: duetMethod + " -duet-cpu none"},
 			{Sub: "weight", Args: duetMethod + " -duet-cpu weight"},
+			{Sub: "known-10us", Args: duetMethod + " -duet-cpu weight -known 10us"},
 			{Sub: "window-500ms", Args: duetMethod + " -duration 500ms"},
 			{Sub: "window-2s", Args: duetMethod + " -duration 2s -reps 10"},
 			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
