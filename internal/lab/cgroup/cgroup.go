@@ -184,19 +184,11 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 	if !(cpus > 0) || quota < MinQuota || period > MaxPeriod {
 		return nil, fmt.Errorf("cgroup: a quota of %v CPUs needs %v in a period of at most %v; the kernel takes %v at least", cpus, quota, MaxPeriod, MinQuota)
 	}
-	c.seq++
-	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq)), CPUs: cpus, Period: period}
-	if err := os.Mkdir(g.Path, 0o755); err != nil {
-		return nil, fmt.Errorf("cgroup: %w", err)
+	g, err := c.make()
+	if err != nil {
+		return nil, err
 	}
-	if c.Acct != "" {
-		g.acct = filepath.Join(c.Acct, filepath.Base(g.Path))
-		if err := os.Mkdir(g.acct, 0o755); err != nil {
-			_ = g.Remove()
-			return nil, fmt.Errorf("cgroup: %w", err)
-		}
-	}
-	var err error
+	g.CPUs, g.Period = cpus, period
 	switch c.Version {
 	case V1:
 		err = g.write("cpu.cfs_period_us", strconv.FormatInt(period.Microseconds(), 10))
@@ -213,11 +205,9 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 	return g, nil
 }
 
-// NewWeighted makes a group with the default CPU weight and no quota
-// (v1 cpu.shares 1024, v2 cpu.weight 100): groups that all want the CPU
-// split it equally, however many threads each runs, with no throttling;
-// a group that leaves some idle leaves it to the others.
-func (c *Controller) NewWeighted() (*Group, error) {
+// make creates a new group of the lab's, in the cpuacct hierarchy too
+// where v1 keeps one, with no settings yet.
+func (c *Controller) make() (*Group, error) {
 	c.seq++
 	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq))}
 	if err := os.Mkdir(g.Path, 0o755); err != nil {
@@ -230,7 +220,18 @@ func (c *Controller) NewWeighted() (*Group, error) {
 			return nil, fmt.Errorf("cgroup: %w", err)
 		}
 	}
-	var err error
+	return g, nil
+}
+
+// NewWeighted makes a group with the default CPU weight and no quota
+// (v1 cpu.shares 1024, v2 cpu.weight 100): groups that all want the CPU
+// split it equally, however many threads each runs, with no throttling;
+// a group that leaves some idle leaves it to the others.
+func (c *Controller) NewWeighted() (*Group, error) {
+	g, err := c.make()
+	if err != nil {
+		return nil, err
+	}
 	switch c.Version {
 	case V1:
 		err = g.write("cpu.shares", "1024")

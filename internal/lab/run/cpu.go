@@ -192,6 +192,20 @@ func parseProcStat(line string) (float64, error) {
 // cannot be read (gone between the listing and the read) count 0.
 func descendantsCPUSeconds(fs procfs.FS, pid int) float64 {
 	var sum float64
+	for _, c := range descendants(pid) {
+		if p, err := fs.Proc(c); err == nil {
+			if st, err := p.Stat(); err == nil {
+				sum += float64(st.UTime+st.STime) / clockTicks
+			}
+		}
+	}
+	return sum
+}
+
+// descendants lists every process descended from pid, pid itself left
+// out, from the kernel's children lists: at most 4096, each once.
+func descendants(pid int) []int {
+	var out []int
 	seen := map[int]bool{pid: true}
 	queue := childrenOf(pid)
 	for len(queue) > 0 && len(seen) < 4096 {
@@ -201,14 +215,10 @@ func descendantsCPUSeconds(fs procfs.FS, pid int) float64 {
 			continue
 		}
 		seen[c] = true
-		if p, err := fs.Proc(c); err == nil {
-			if st, err := p.Stat(); err == nil {
-				sum += float64(st.UTime+st.STime) / clockTicks
-			}
-		}
+		out = append(out, c)
 		queue = append(queue, childrenOf(c)...)
 	}
-	return sum
+	return out
 }
 
 // childrenOf lists pid's child processes from every thread's children file.

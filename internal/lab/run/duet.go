@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -622,7 +623,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		case <-time.After(tail + 10*time.Second):
 			_ = a.driver.Process.Kill()
 			<-a.waited
-			a.m.Failed = cmpOr(a.m.Failed, "the driver did not stop")
+			a.m.Failed = cmp.Or(a.m.Failed, "the driver did not stop")
 		}
 		if code := a.driver.ProcessState.ExitCode(); code != 0 && a.m.Failed == "" {
 			a.m.Failed = fmt.Sprintf("driver exited %d: %s", code, tailOf(a.dlog.Name()))
@@ -687,18 +688,6 @@ func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir 
 	return nil
 }
 
-// descendants lists pid's child processes and theirs.
-func descendants(pid int) []int {
-	var out []int
-	queue := childrenOf(pid)
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = append(queue[1:], childrenOf(c)...)
-		out = append(out, c)
-	}
-	return out
-}
-
 // sample reads every arm at once: its server's stats, its driver's CPU and
 // its group's throttling; the first call keeps them, the second makes the
 // window's measure.
@@ -711,7 +700,7 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 			a.m.Arm = a.arm.Name
 			st, err := a.admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 			if err != nil {
-				a.m.Failed = cmpOr(a.m.Failed, "stats: "+err.Error())
+				a.m.Failed = cmp.Or(a.m.Failed, "stats: "+err.Error())
 				return
 			}
 			dcpu, _ := procCPUSeconds(a.driver.Process.Pid)
@@ -782,13 +771,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func tailOf(path string) string {
