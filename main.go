@@ -34,7 +34,7 @@ func main() {
 	fs.DurationVar(&o.SpinBudget, "spin-budget", o.SpinBudget, "inputQ-spin: how long the idle owner polls its queue, and a caller its answer, before it parks (0: the default)")
 	fs.BoolVar(&o.ListModes, "list-modes", o.ListModes, "print the modes that can run with the other flags given (-durability), one per line with the workloads each serves, and exit")
 	fs.DurationVar(&o.Work, "work", o.Work, "CPU work added inside every state-changing command's critical section (a calibrated spin, e.g. 10us)")
-	fs.DurationVar(&o.CallWork, "call-work", o.CallWork, "CPU spun in every data call outside the stores, before its handler (a calibrated spin): a cost the same whatever the design; the lab's known answer")
+	fs.DurationVar(&o.CallWork, "call-work", o.CallWork, "CPU spun in every data call outside the stores, before its handler (a spin timed by the clock): a cost the same whatever the design; the lab's known answer")
 	fs.StringVar(&o.WorkKind, "work-kind", o.WorkKind, "how -work is spent: "+strings.Join(work.Kinds(), " or ")+" (sleep: the same time off the CPU, a wait inside the critical section)")
 	fs.StringVar(&o.Durability, "durability", o.Durability, "none, or wal: log every state-changing command and make it durable before answering; recover from -data-dir on start")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory of the write-ahead logs (-durability wal); created if missing")

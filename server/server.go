@@ -65,7 +65,7 @@ type Config struct {
 	// CPU; work.KindSleep sleeps for it, off the CPU).
 	WorkKind string
 	// CallWork is CPU work added to every data call outside the stores,
-	// in its handler's interceptor (a calibrated spin, -call-work): a cost
+	// in its handler's interceptor (a spin timed by the clock, -call-work): a cost
 	// that adds its own CPU to each call whatever the design and however
 	// the callers contend, so that the lab can measure a known answer.
 	// 0 adds none.

@@ -133,7 +133,11 @@ type Result struct {
 }
 
 // WidestPrimary is the largest half-width (ratio scale) of a primary
-// interval, for -precision's rule; false when no primary has one.
+// interval or of an A/A control's, for -precision's rule; false when no
+// primary has one. The A/A control is the study's floor, the smallest
+// effect it can tell from noise: rounds are added until it too is as
+// narrow as the precision asked, whatever its estimate (the rule looks at
+// widths only, never at where an interval lies).
 func (r Result) WidestPrimary() (float64, bool) {
 	hw, ok := 0.0, false
 	for _, p := range r.Primaries {
@@ -141,6 +145,17 @@ func (r Result) WidestPrimary() (float64, bool) {
 			return math.Inf(1), true
 		}
 		hw, ok = max(hw, (p.Hi-p.Lo)/2), true
+	}
+	if !ok {
+		return 0, false
+	}
+	for _, g := range r.Groups {
+		for _, e := range g.AA {
+			if e.N < paired.MinBlocksRobust {
+				return math.Inf(1), true
+			}
+			hw = max(hw, (e.Hi-e.Lo)/2)
+		}
 	}
 	return hw, ok
 }

@@ -232,3 +232,24 @@ func TestReportGolden(t *testing.T) {
 	assert.Equal(t, string(want), b.String())
 	assert.Contains(t, b.String(), "dropped", fmt.Sprint("the gate's drop is reported"))
 }
+
+// TestTheStoppingRuleWatchesTheAAControl: an A/A interval wider than every
+// primary sets the width -precision's rule reads; without the A/A (the
+// control) the primary's own width does.
+func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
+	n := paired.MinBlocksRobust
+	res := Result{
+		Primaries: []Primary{{Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.89, Hi: 0.91}}}},
+		Groups:    []Group{{AA: []Estimate{{Robust: paired.Robust{N: n, Lo: 0.97, Hi: 1.03}}}}},
+	}
+	hw, ok := res.WidestPrimary()
+	require.True(t, ok)
+	assert.InDelta(t, 0.03, hw, 1e-12)
+	res.Groups = nil
+	hw, ok = res.WidestPrimary()
+	require.True(t, ok)
+	assert.InDelta(t, 0.01, hw, 1e-12)
+	res.Primaries = nil
+	_, ok = (Result{Groups: []Group{{AA: []Estimate{{Robust: paired.Robust{N: n}}}}}}).WidestPrimary()
+	assert.False(t, ok, "no primary, no rule")
+}

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCallWorkSpinsOnTheCPUForItsTime: the spin lasts at least its time and
+// spends it on the CPU (the thread's own CPU clock, read around it); a
+// sleep of the same time, the control, passes the time off the CPU. The
+// CPU bound is loose: a busy machine may preempt the thread inside the
+// spin.
+func TestCallWorkSpinsOnTheCPUForItsTime(t *testing.T) {
+	const d = 20 * time.Millisecond
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	measure := func(f func()) (wall, cpu time.Duration) {
+		var before, after syscall.Rusage
+		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_THREAD, &before))
+		start := time.Now()
+		f()
+		wall = time.Since(start)
+		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_THREAD, &after))
+		used := func(r syscall.Rusage) time.Duration {
+			return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+		}
+		return wall, used(after) - used(before)
+	}
+	wall, cpu := measure(func() { spinFor(d) })
+	assert.GreaterOrEqual(t, wall, d)
+	assert.Greater(t, cpu, d/2, "the spin runs on the CPU")
+	wall, cpu = measure(func() { time.Sleep(d) })
+	assert.GreaterOrEqual(t, wall, d)
+	assert.Less(t, cpu, d/2, "the control sleeps: its time is off the CPU")
+}
