@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/locklab/locklab/work"
+	"github.com/locklab/locklab/internal/work"
 )
 
 // callWork spins a fixed amount of CPU in every data call before its
