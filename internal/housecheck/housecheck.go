@@ -62,11 +62,6 @@ var Exceptions = []Exception{
 		Max:     512 << 10,
 		Why:     "a capacity study's record: every point of its search — each design at each ladder rate and refinement in each of the blocks, and every overload run — with its figures, which its report is rendered from",
 	},
-	{
-		Pattern: "docs/results/**/*.png",
-		Max:     512 << 10,
-		Why:     "benchreport's chart of a store benchmark, every design in one panel per row (docs/results/store/store.md)",
-	},
 }
 
 // perStudy reports whether an exception's pattern names a study's folder
