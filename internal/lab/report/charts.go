@@ -54,7 +54,8 @@ func (rep *Report) hasFigure(sec Section, m *Metric) bool {
 }
 
 // errPoints and levelTicks are package chart's, under the names the
-// report's other charts use.
+// report's other charts use. (Package chart is imported as labchart here:
+// chart is the report's block that holds a picture.)
 type (
 	errPoints  = labchart.Points
 	levelTicks = labchart.LevelTicks
