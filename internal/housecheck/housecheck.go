@@ -1,7 +1,8 @@
 // Package housecheck keeps build output and oversized files out of the
 // repository, and its import graph in layers (Layers: no public package
-// imports an internal one; the runner, internal/lab, is imported only by
-// commands and by itself). Two rules hold for every tracked file:
+// imports an internal one but its own; the runner, internal/lab, is
+// imported only by commands and by itself). Two rules hold for every
+// tracked file:
 //
 //   - A file with the executable bit (git's mode 100755) is a script: it
 //     begins with "#!". An executable that is not one is almost always a
