@@ -159,9 +159,9 @@ fmt: ## gofmt: every tracked Go file formatted
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed" >&2; exit 1; }
 vet: fmt ## gofmt and go vet
 	$(GO) vet ./...
-	$(GO) vet -tags browser ./internal/lab/report
-browser-test: deb-chromium ## report.html opened in headless Chromium, network cut off: the charts are drawn
-	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report
+	$(GO) vet -tags browser ./internal/lab/report ./internal/lab/storebench
+browser-test: deb-chromium ## report.html and the store's charts opened in headless Chromium, network cut off: the charts are drawn
+	$(GO) test -race -count=1 -tags browser -run 'InBrowser' ./internal/lab/report ./internal/lab/storebench
 
 # Every native fuzz target, found with go test -list, runs for FUZZTIME; a
 # finding fails the run and lands in testdata/fuzz/ (docs/operations.md).

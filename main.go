@@ -13,9 +13,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/locklab/locklab/internal/work"
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/server/serve"
-	"github.com/locklab/locklab/work"
 )
 
 func main() {

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/internal/work"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
-	"github.com/locklab/locklab/wal"
-	"github.com/locklab/locklab/work"
+	"github.com/locklab/locklab/server/internal/wal"
 )
 
 // Values of Config.Durability.

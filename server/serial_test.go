@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/work"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/work"
 )
 
 func serialByWorkload(s *pb.GetStatsResponse) map[string]*pb.SerialDemand {

@@ -9,11 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/locklab/locklab/durable"
+	"github.com/locklab/locklab/internal/work"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/server/internal/durable"
+	"github.com/locklab/locklab/server/internal/wal"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/wal"
-	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
 	"github.com/locklab/locklab/workload/dbbank"
 )

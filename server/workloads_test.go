@@ -14,8 +14,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/locklab/locklab/durable"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/server/internal/durable"
 	"github.com/locklab/locklab/store"
 )
 

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/internal/lab/storebench"
 )
 
 // runMainEnv makes the test binary run main instead of the tests, so the
@@ -23,13 +25,15 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if sampleReport.dir != "" {
-			os.RemoveAll(sampleReport.dir)
-		}
-		os.Exit(code)
-	}))
+	goleak.VerifyTestMain(m)
 }
+
+// sampleDir holds package storebench's test data: a short real run, and a
+// README that holds no result.
+var (
+	sampleDir  = filepath.Join("..", "..", "internal", "lab", "storebench", "testdata")
+	samplePath = filepath.Join(sampleDir, "store-bench.txt")
+)
 
 func TestExitStatus(t *testing.T) {
 	tests := []struct {
@@ -45,7 +49,7 @@ func TestExitStatus(t *testing.T) {
 		{"two inputs", []string{samplePath, samplePath}, 2, "one input file at most", ""},
 		{"empty -out", []string{"-out", "", samplePath}, 2, "-out must name a folder", ""},
 		{"missing input", []string{filepath.Join(t.TempDir(), "absent.txt")}, 1, "no such file", ""},
-		{"no Store results", []string{filepath.Join("testdata", "README.md")}, 1, "no BenchmarkStore results", ""},
+		{"no Store results", []string{filepath.Join(sampleDir, "README.md")}, 1, "no BenchmarkStore results", ""},
 		{"not gzip", []string{notGzip(t)}, 1, "gzip: invalid header", ""},
 		{"cpu list", []string{"-cpu-list", "64"}, 0, "", "1,2,4,8,16,32,64\n"},
 		{"cpu list of no CPUs", []string{"-cpu-list", "0"}, 2, "-cpu-list 0: want the machine's CPU count, at least 1", ""},
@@ -80,11 +84,11 @@ func TestParseFlags(t *testing.T) {
 		want    config
 		wantErr error
 	}{
-		{"defaults read stdin", nil, config{Out: filepath.Join("docs", "results", "store")}, nil},
-		{"all set", []string{"-out", "o", "-command", "make bench-store", "in.txt"}, config{Out: "o", Command: "make bench-store", Input: "in.txt"}, nil},
-		{"dash is stdin", []string{"-"}, config{Out: filepath.Join("docs", "results", "store"), Input: "-"}, nil},
+		{"defaults read stdin", nil, config{Config: storebench.Config{Out: filepath.Join("docs", "results", "store")}}, nil},
+		{"all set", []string{"-out", "o", "-command", "make bench-store", "in.txt"}, config{Config: storebench.Config{Out: "o", Command: "make bench-store", Input: "in.txt"}}, nil},
+		{"dash is stdin", []string{"-"}, config{Config: storebench.Config{Out: filepath.Join("docs", "results", "store"), Input: "-"}}, nil},
 		{"help", []string{"-help"}, config{}, flag.ErrHelp},
-		{"cpu list", []string{"-cpu-list", "8"}, config{Out: filepath.Join("docs", "results", "store"), CPUListFor: 8}, nil},
+		{"cpu list", []string{"-cpu-list", "8"}, config{Config: storebench.Config{Out: filepath.Join("docs", "results", "store")}, CPUListFor: 8}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

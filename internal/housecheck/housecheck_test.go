@@ -70,7 +70,7 @@ func TestCheckCatchesBinariesAndOversizeFiles(t *testing.T) {
 		"docs/results/huge/runs.2.tar.gz":   {Data: bytes.Repeat([]byte("x"), 1<<20+1)},
 		"docs/results/runs.tar.gz":          {Data: bytes.Repeat([]byte("x"), Limit+1)}, // ** matches no folder too
 		"docs/notes/runs.tar.gz":            {Data: bytes.Repeat([]byte("x"), Limit+1)}, // not under docs/results
-		"docs/results/store/store-cpus.png": {Data: bytes.Repeat([]byte("x"), 300<<10)},
+		"docs/results/study1/capacity.json": {Data: bytes.Repeat([]byte("x"), 300<<10)},
 		"link":                              {Data: bytes.Repeat([]byte("x"), Limit+1), Mode: 0o777 | os.ModeSymlink},
 	}
 	var listing bytes.Buffer
@@ -81,7 +81,7 @@ func TestCheckCatchesBinariesAndOversizeFiles(t *testing.T) {
 		{"100644", "docs/results/a/b/runs.tar.gz"},
 		{"100644", "docs/results/huge/runs.2.tar.gz"},
 		{"100644", "docs/results/runs.tar.gz"},
-		{"100644", "docs/results/store/store-cpus.png"},
+		{"100644", "docs/results/study1/capacity.json"},
 		{"100644", "edge.txt"},
 		{"100644", "big.json"},
 		{"100644", "big.json"}, // a conflicted file is listed once per stage

@@ -88,3 +88,35 @@ func TestLabSharedHoldTheirReasons(t *testing.T) {
 		assert.NotEmpty(t, s.Why, s.Path)
 	}
 }
+
+// TestLayersLetTheServerOwnItsInternals is the control of the first rule's
+// exceptions: the server importing its own server/internal/ packages and
+// what ServerInternal names passes; another public package importing
+// either, and the server importing another tree's internal package, do not.
+func TestLayersLetTheServerOwnItsInternals(t *testing.T) {
+	require.NotEmpty(t, ServerInternal)
+	shared := ServerInternal[0].Path
+	clean := []Package{
+		{Path: "server", Imports: []string{"server/internal/wal", "server/internal/durable", shared}},
+		{Path: "server/serve", Imports: []string{"server", shared}},
+		{Path: "server/internal/durable", Imports: []string{"server/internal/wal"}},
+	}
+	assert.Empty(t, Layers(clean))
+	bad := append(slices.Clone(clean),
+		Package{Path: "load", Imports: []string{shared, "server/internal/wal"}},
+		Package{Path: "server/serve", Imports: []string{"store/internal/shard"}},
+	)
+	assert.Equal(t, []Problem{
+		{Path: "package load", Why: "a public package imports the internal package " + shared},
+		{Path: "package load", Why: "a public package imports the internal package server/internal/wal"},
+		{Path: "package server/serve", Why: "a public package imports the internal package store/internal/shard"},
+	}, Layers(bad))
+}
+
+func TestServerInternalHoldTheirReasons(t *testing.T) {
+	for _, s := range ServerInternal {
+		assert.True(t, isInternal(s.Path), "%s is not internal", s.Path)
+		assert.False(t, isServer(s.Path), "%s is the server's own: it needs no row", s.Path)
+		assert.NotEmpty(t, s.Why, s.Path)
+	}
+}

@@ -22,11 +22,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
+	"github.com/locklab/locklab/internal/work"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/server/internal/wal"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/wal"
-	"github.com/locklab/locklab/work"
 )
 
 // The crash load: crashClients callers, each alternating Increment(1) and a

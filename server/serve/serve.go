@@ -24,9 +24,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/locklab/locklab/internal/work"
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
 	"github.com/locklab/locklab/workload/dbbank"
 )

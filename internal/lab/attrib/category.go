@@ -37,6 +37,11 @@ var categories = []Category{
 		Prefixes: []string{
 			"github.com/locklab/locklab/store.",
 			"github.com/locklab/locklab/workload.",
+			"github.com/locklab/locklab/internal/work.",
+			"github.com/locklab/locklab/server/internal/durable.",
+			"github.com/locklab/locklab/server/internal/wal.",
+			// The same three before they moved out of the public API:
+			// profiles recorded then carry these names.
 			"github.com/locklab/locklab/work.",
 			"github.com/locklab/locklab/durable.",
 			"github.com/locklab/locklab/wal.",

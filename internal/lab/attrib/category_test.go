@@ -11,8 +11,8 @@ import (
 
 // Frames as Go 1.26's profiles name them, generics spelled out.
 const (
-	workSpin   = "github.com/locklab/locklab/work.spin"
-	workApply  = "github.com/locklab/locklab/work.(*Machine[go.shape.struct { Op github.com/locklab/locklab/workload.CounterOp; Delta int64 },go.shape.int64]).Apply"
+	workSpin   = "github.com/locklab/locklab/internal/work.spin"
+	workApply  = "github.com/locklab/locklab/internal/work.(*Machine[go.shape.struct { Op github.com/locklab/locklab/workload.CounterOp; Delta int64 },go.shape.int64]).Apply"
 	storeDo    = "github.com/locklab/locklab/store.(*facade[go.shape.struct { Op github.com/locklab/locklab/workload.CounterOp; Delta int64 },go.shape.int64]).Do"
 	ownerRun   = "github.com/locklab/locklab/store.(*inputQEngine).run"
 	handler    = "github.com/locklab/locklab/server.(*counterService).Increment"
@@ -50,7 +50,9 @@ type classifyCase struct {
 // in: every category has at least one (TestEveryCategoryHasACase), and the
 // precedence rules each have one that would fail under the other order.
 var classifyCases = []classifyCase{
-	{"the spin inside Apply", stack(workSpin, "github.com/locklab/locklab/work.Spinner.Spin", workApply, storeDo, rpc), "store"},
+	{"the spin inside Apply", stack(workSpin, "github.com/locklab/locklab/internal/work.Spinner.Spin", workApply, storeDo, rpc), "store"},
+	{"the spin in a profile recorded before work moved to internal/", stack("github.com/locklab/locklab/work.spin", "github.com/locklab/locklab/work.Spinner.Spin", rpc), "store"},
+	{"the write-ahead log's encoding", stack("github.com/locklab/locklab/server/internal/wal.(*Log).Append", "github.com/locklab/locklab/server/internal/durable.(*Machine[go.shape.int64,go.shape.int64]).Apply", storeDo, rpc), "store"},
 	{"the spin on the owner goroutine", stack(workSpin, workApply, ownerRun), "store"},
 	{"a closure of the store", stack("github.com/locklab/locklab/store.(*mutexEngine).exec.func1", storeDo, rpc), "store"},
 	{"code wins over a mechanism that called it back", stack(workSpin, workApply, storeDo, "sync.(*WaitGroup).Go.func1"), "store"},

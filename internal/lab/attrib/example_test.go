@@ -32,7 +32,7 @@ func ExampleClassify() {
 func ExamplePerCall() {
 	// A profile as runtime/pprof writes one: two stacks, 150 and 50
 	// samples of 10 ms, taken while the server answered 100,000 calls.
-	spin := &profile.Function{ID: 1, Name: "github.com/locklab/locklab/work.spin"}
+	spin := &profile.Function{ID: 1, Name: "github.com/locklab/locklab/internal/work.spin"}
 	send := &profile.Function{ID: 2, Name: "runtime.chansend"}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},

@@ -99,7 +99,7 @@ func TestFold(t *testing.T) {
 // A location's inlined lines are frames too, leaf first: the spin inlined
 // into the server's handler is still the store's.
 func TestFoldReadsInlinedFrames(t *testing.T) {
-	p := cpuProfile(sampleOf{[][]string{{workSpin, "github.com/locklab/locklab/work.Spinner.Spin", handler}, {processRPC}}, 3})
+	p := cpuProfile(sampleOf{[][]string{{workSpin, "github.com/locklab/locklab/internal/work.Spinner.Spin", handler}, {processRPC}}, 3})
 	b, err := Fold(p)
 	require.NoError(t, err)
 	assert.Equal(t, 3*period, b.CPU["store"], "%v", b.CPU)

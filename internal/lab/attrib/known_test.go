@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/work"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
 )
 

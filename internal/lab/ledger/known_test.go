@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/locklab/locklab/internal/work"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/server"
-	"github.com/locklab/locklab/work"
 )
 
 // The known answers: a real server on loopback, traced in-process while

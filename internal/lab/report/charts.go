@@ -1,19 +1,16 @@
 package report
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
-
-	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/summary"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+
+	labchart "github.com/locklab/locklab/internal/lab/chart"
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/summary"
 )
 
 // charts draws, for one section, every charted metric of the catalogue
@@ -56,11 +53,16 @@ func (rep *Report) hasFigure(sec Section, m *Metric) bool {
 	return false
 }
 
-// errPoints are points with vertical error bars, for plotter.YErrorBars.
-type errPoints struct {
-	plotter.XYs
-	plotter.YErrors
-}
+// errPoints and levelTicks are package chart's, under the names the
+// report's other charts use. (Package chart is imported as labchart here:
+// chart is the report's block that holds a picture.)
+type (
+	errPoints  = labchart.Points
+	levelTicks = labchart.LevelTicks
+)
+
+// svgOf encodes a report chart at package chart's size.
+func svgOf(p *plot.Plot) ([]byte, error) { return labchart.SVG(p, labchart.Width, labchart.Height) }
 
 func (rep *Report) lineChart(sec Section, title, xlabel, ylabel string, m *Metric, scale float64) ([]byte, error) {
 	p := plot.New()
@@ -74,110 +76,28 @@ func (rep *Report) lineChart(sec Section, title, xlabel, ylabel string, m *Metri
 		p.X.Tick.Marker = levelTicks(levels)
 	}
 	p.Add(plotter.NewGrid())
-	var all []errPoints
+	series := make([]labchart.Series, len(rep.Meta.Modes))
+	all := make([]errPoints, len(rep.Meta.Modes))
 	for i, mode := range rep.Meta.Modes {
-		var pts errPoints
+		series[i].Name = mode
 		for _, level := range levels {
 			g := rep.group(sec, level, mode)
 			if g == nil || g.fig(m).N == 0 {
 				continue
 			}
 			s := g.fig(m)
-			pts.XYs = append(pts.XYs, plotter.XY{X: float64(level), Y: s.Median * scale})
-			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{(s.Median - s.Min) * scale, (s.Max - s.Median) * scale})
+			series[i].Add(float64(level), s.Median*scale, (s.Median-s.Min)*scale, (s.Max-s.Median)*scale)
 		}
-		if len(pts.XYs) == 0 {
-			continue
-		}
-		line, points, err := plotter.NewLinePoints(pts.XYs)
-		if err != nil {
-			return nil, err
-		}
-		c := plotutil.Color(i)
-		line.Color, points.Color = c, c
-		points.Shape = plotutil.Shape(i)
-		bars, err := plotter.NewYErrorBars(pts)
-		if err != nil {
-			return nil, err
-		}
-		bars.Color = c
-		p.Add(line, points, bars)
-		p.Legend.Add(mode, line, points)
-		all = append(all, pts)
+		all[i] = series[i].Points
+	}
+	if _, err := labchart.Lines(p, series); err != nil {
+		return nil, err
 	}
 	p.Y.Min = 0
 	// Latency rises with load and closed-model throughput may fall, so no
 	// one corner is always free: the legend goes where the data is not.
-	p.Legend.Top, p.Legend.Left = legendCorner(all, logX)
+	p.Legend.Top, p.Legend.Left = labchart.LegendCorner(all, logX)
 	return svgOf(p)
-}
-
-func svgOf(p *plot.Plot) ([]byte, error) {
-	var buf bytes.Buffer
-	w, err := p.WriterTo(16*vg.Centimeter, 9*vg.Centimeter, "svg")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// legendCorner picks the corner of a chart (y from 0 to the highest error
-// bar) that holds the fewest points and error-bar ends, preferring top left,
-// then top right, bottom left, bottom right when they tie.
-func legendCorner(series []errPoints, logX bool) (top, left bool) {
-	type pt struct{ x, y float64 }
-	var pts []pt
-	xMin, xMax, yMax := math.Inf(1), math.Inf(-1), 0.0
-	for _, s := range series {
-		for i, xy := range s.XYs {
-			x := xy.X
-			if logX {
-				x = math.Log(x)
-			}
-			lo, hi := xy.Y-s.YErrors[i].Low, xy.Y+s.YErrors[i].High
-			pts = append(pts, pt{x, xy.Y}, pt{x, lo}, pt{x, hi})
-			xMin, xMax, yMax = min(xMin, x), max(xMax, x), max(yMax, hi)
-		}
-	}
-	corners := []struct{ top, left bool }{{true, true}, {true, false}, {false, true}, {false, false}}
-	best, bestN := 0, math.MaxInt
-	for c, corner := range corners {
-		n := 0
-		for _, q := range pts {
-			fx, fy := 0.5, 0.5
-			if xMax > xMin {
-				fx = (q.x - xMin) / (xMax - xMin)
-			}
-			if yMax > 0 {
-				fy = q.y / yMax
-			}
-			inX := (corner.left && fx <= 0.4) || (!corner.left && fx >= 0.6)
-			inY := (corner.top && fy >= 0.7) || (!corner.top && fy <= 0.3)
-			if inX && inY {
-				n++
-			}
-		}
-		if n < bestN {
-			best, bestN = c, n
-		}
-	}
-	return corners[best].top, corners[best].left
-}
-
-// levelTicks labels exactly the measured levels on a log axis.
-type levelTicks []int
-
-func (t levelTicks) Ticks(min, max float64) []plot.Tick {
-	var ticks []plot.Tick
-	for _, l := range t {
-		if v := float64(l); v >= min && v <= max {
-			ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprint(l)})
-		}
-	}
-	return ticks
 }
 
 // percentileChart draws the latency-by-percentile curve of every mode at one
@@ -190,31 +110,20 @@ func (rep *Report) percentileChart(sec Section, level int) block {
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency (ms)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = percentileTicks{}
+	p.X.Tick.Marker = labchart.PercentileTicks{}
 	p.Add(plotter.NewGrid())
-	drawn := 0
+	curves := make([]labchart.Curve, len(rep.Meta.Modes))
 	for i, mode := range rep.Meta.Modes {
-		g := rep.group(sec, level, mode)
-		if g == nil {
-			continue
+		curves[i].Name = mode
+		if g := rep.group(sec, level, mode); g != nil {
+			for _, pt := range mergedCurve(g.records) {
+				curves[i].XYs = append(curves[i].XYs, plotter.XY{X: labchart.PercentileX(pt[0]), Y: pt[1]})
+			}
 		}
-		pts := mergedCurve(g.records)
-		if len(pts) < 2 {
-			continue
-		}
-		var xys plotter.XYs
-		for _, pt := range pts {
-			xys = append(xys, plotter.XY{X: 1 / (1 - pt[0]/100), Y: pt[1]})
-		}
-		line, err := plotter.NewLine(xys)
-		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
-		}
-		line.Color = plotutil.Color(i)
-		line.Width = vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add(mode, line)
-		drawn++
+	}
+	drawn, err := labchart.Curves(p, curves)
+	if err != nil {
+		return para("chart " + title + " failed: " + err.Error())
 	}
 	if drawn == 0 {
 		return para("No latency curve for " + title + ": the runs carry no percentiles.")
@@ -262,20 +171,4 @@ func mergedCurve(runs []*record.Run) [][2]float64 {
 	}
 	slices.SortFunc(out, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 	return out
-}
-
-// percentileTicks labels the 1/(1-p) axis in percentiles.
-type percentileTicks struct{}
-
-func (percentileTicks) Ticks(min, max float64) []plot.Tick {
-	var ticks []plot.Tick
-	for _, t := range []struct {
-		x     float64
-		label string
-	}{{1, "0%"}, {2, "50%"}, {10, "90%"}, {100, "99%"}, {1000, "99.9%"}, {10000, "99.99%"}, {100000, "99.999%"}} {
-		if t.x >= min && t.x <= max {
-			ticks = append(ticks, plot.Tick{Value: t.x, Label: t.label})
-		}
-	}
-	return ticks
 }

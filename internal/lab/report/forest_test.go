@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	labchart "github.com/locklab/locklab/internal/lab/chart"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/record"
 )
@@ -96,11 +97,11 @@ func TestForestGolden(t *testing.T) {
 	}
 	assert.Len(t, rep.forestRows(), 8, "every primary, and only the primaries")
 	for _, o := range []paired.Outcome{paired.OutcomeDetected, paired.OutcomeEquivalent, paired.OutcomeNotShown} {
-		r, g, b, _ := forestColour(o).RGBA()
+		r, g, b, _ := labchart.OutcomeColour(o).RGBA()
 		assert.Contains(t, string(svg), fmt.Sprintf("stroke:#%02X%02X%02X", r>>8, g>>8, b>>8), "%s rows in their colour", o)
 	}
-	assert.NotEqual(t, forestColour(paired.OutcomeDetected), forestColour(paired.OutcomeEquivalent))
-	assert.NotEqual(t, forestColour(paired.OutcomeDetected), forestColour(paired.OutcomeNotShown))
+	assert.NotEqual(t, labchart.OutcomeColour(paired.OutcomeDetected), labchart.OutcomeColour(paired.OutcomeEquivalent))
+	assert.NotEqual(t, labchart.OutcomeColour(paired.OutcomeDetected), labchart.OutcomeColour(paired.OutcomeNotShown))
 	assert.NotContains(t, strings.Join(texts, "\n"), "vs noop", "an estimate is no primary")
 
 	path := filepath.Join("testdata", "forest.svg.golden")

@@ -9,7 +9,7 @@ import (
 
 // The HTML page is built by html/template from the same blocks as the
 // Markdown: every text is escaped by the template, and the only trusted value
-// is each chart's data: URL, made from SVG bytes gonum/plot wrote. The page's
+// is each chart's data: URL, made from SVG bytes package chart drew. The page's
 // own styles are greys only (links too), so that colour on it comes from the
 // charts: make browser-test counts on that.
 const pageTemplate = `<!doctype html>

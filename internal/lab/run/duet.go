@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/locklab/locklab/internal/lab/cgroup"
+	"github.com/locklab/locklab/internal/lab/chart"
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/duet"
 	"github.com/locklab/locklab/internal/lab/paired"
@@ -812,13 +813,13 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var rows []report.ForestRow
+	fo := chart.Forest{Title: duet.ForestTitle(res), XLabel: "effect against the baseline (%)", Margin: res.Options.Margin}
 	for _, p := range res.Primaries {
-		rows = append(rows, report.ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
+		fo.Rows = append(fo.Rows, chart.ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
 			Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, Drawn: p.Outcome != paired.OutcomeTooFew, Outcome: p.Outcome})
 	}
 	picture := ""
-	svg, err := report.DrawForest(duet.ForestTitle(res), "effect against the baseline (%)", rows, res.Options.Margin)
+	svg, err := fo.SVG()
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package storebench
 
 import (
 	"testing"
@@ -22,6 +22,6 @@ func TestCPUList(t *testing.T) {
 		{96, "1,2,4,8,16,32,64,96"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, joinCPUs(cpuList(tt.n)), "n=%d", tt.n)
+		assert.Equal(t, tt.want, JoinCPUs(CPUList(tt.n)), "n=%d", tt.n)
 	}
 }

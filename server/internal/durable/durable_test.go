@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/work"
+	"github.com/locklab/locklab/server/internal/wal"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/wal"
-	"github.com/locklab/locklab/work"
 	"github.com/locklab/locklab/workload"
 )
 

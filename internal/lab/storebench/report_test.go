@@ -1,12 +1,11 @@
-package main
+package storebench
 
 import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/xml"
 	"flag"
-	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,11 +91,11 @@ func readSample(t *testing.T) (dir, md string) {
 		if r.dir, r.err = os.MkdirTemp("", "benchreport-sample-"); r.err != nil {
 			return
 		}
-		if r.err = run(config{Out: r.dir, Command: "make bench-store", Input: samplePath}, nil); r.err != nil {
+		if r.err = Write(Config{Out: r.dir, Command: "make bench-store", Input: samplePath}, nil); r.err != nil {
 			return
 		}
 		var b []byte
-		b, r.err = os.ReadFile(filepath.Join(r.dir, reportFile))
+		b, r.err = os.ReadFile(filepath.Join(r.dir, ReportFile))
 		r.md = string(b)
 	})
 	require.NoError(t, r.err)
@@ -111,8 +110,8 @@ func writeSampleWithRaw(t *testing.T) (dir, md string) {
 	raw, err := os.ReadFile(samplePath)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, rawFile), raw, 0o644))
-	require.NoError(t, run(config{Out: dir, Command: "make bench-store", Input: samplePath}, nil))
-	b, err := os.ReadFile(filepath.Join(dir, reportFile))
+	require.NoError(t, Write(Config{Out: dir, Command: "make bench-store", Input: samplePath}, nil))
+	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
 	require.NoError(t, err)
 	return dir, string(b)
 }
@@ -216,7 +215,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(goldenPath)
 	require.NoError(t, err)
-	assert.Equal(t, string(want), md, "run go test ./cmd/benchreport -update after a deliberate change")
+	assert.Equal(t, string(want), md, "run go test ./internal/lab/storebench -update after a deliberate change")
 }
 
 func TestReportTargets(t *testing.T) {
@@ -242,33 +241,38 @@ func TestReportChart(t *testing.T) {
 		file     string
 		minWider float64 // width over height at least
 	}{
-		{chartFile, 1.5},    // two panels side by side
-		{cpuChartFile, 1.1}, // three ops in one row
+		{ChartFile, 1.5},    // two panels side by side
+		{CPUChartFile, 1.1}, // three ops in one row
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join(dir, tt.file))
+			svg, err := os.ReadFile(filepath.Join(dir, tt.file))
 			require.NoError(t, err)
-			defer f.Close()
-			img, err := png.Decode(f)
+			require.NoError(t, xml.Unmarshal(svg, new(struct{})), "one well-formed XML document")
+			m := svgSize.FindSubmatch(svg)
+			require.NotNil(t, m, "an SVG with its size")
+			w, err := strconv.ParseFloat(string(m[1]), 64)
 			require.NoError(t, err)
-			b := img.Bounds()
-			assert.Greater(t, float64(b.Dx())/float64(b.Dy()), tt.minWider)
-			assert.Greater(t, b.Dy(), 300)
-			assert.Greater(t, colours(img), 4, "lines in several colours, not a blank canvas")
+			h, err := strconv.ParseFloat(string(m[2]), 64)
+			require.NoError(t, err)
+			assert.Greater(t, w/h, tt.minWider)
+			assert.Greater(t, h, 300.0, "points")
+			assert.Greater(t, colours(svg), 4, "lines in several colours, not a blank canvas")
 			assert.Contains(t, md, "]("+tt.file+")")
 		})
 	}
 }
 
-// colours counts the distinct colours of an image, up to 100.
-func colours(img image.Image) int {
-	seen := map[[4]uint32]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y && len(seen) < 100; y += 3 {
-		for x := b.Min.X; x < b.Max.X; x += 3 {
-			r, g, bl, a := img.At(x, y).RGBA()
-			seen[[4]uint32{r, g, bl, a}] = true
+// svgSize is the size the SVG canvas declares, in points.
+var svgSize = regexp.MustCompile(`<svg width="([\d.]+)pt" height="([\d.]+)pt"`)
+
+// colours counts the distinct colours an SVG strokes or fills with, greys
+// (the axes, the grid, the background) left out.
+func colours(svg []byte) int {
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:stroke|fill):#([0-9A-F]{2})([0-9A-F]{2})([0-9A-F]{2})`).FindAllSubmatch(svg, -1) {
+		if string(m[1]) != string(m[2]) || string(m[2]) != string(m[3]) {
+			seen[string(m[0][len(m[0])-6:])] = true
 		}
 	}
 	return len(seen)
@@ -277,17 +281,17 @@ func colours(img image.Image) int {
 func TestReportWithoutChartData(t *testing.T) {
 	dir := t.TempDir()
 	// Stale charts from an earlier run must not survive a report without them.
-	for _, f := range []string{chartFile, cpuChartFile} {
+	for _, f := range []string{ChartFile, CPUChartFile} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("old"), 0o644))
 	}
 	in := filepath.Join(t.TempDir(), "in.txt")
 	require.NoError(t, os.WriteFile(in, []byte(benchText(true, benchLine{design: designMutex, op: "Put", par: 1, cpu: 2, ns: six(10)})), 0o644))
-	require.NoError(t, run(config{Out: dir, Input: in}, nil))
-	for _, f := range []string{chartFile, cpuChartFile} {
+	require.NoError(t, Write(Config{Out: dir, Input: in}, nil))
+	for _, f := range []string{ChartFile, CPUChartFile} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		assert.ErrorIs(t, err, os.ErrNotExist, f)
 	}
-	md, err := os.ReadFile(filepath.Join(dir, reportFile))
+	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "No chart: the input has none of")
 	assert.Contains(t, string(md), "No chart: the input has one -cpu only (2)")
@@ -329,8 +333,8 @@ func TestReportReadsGzip(t *testing.T) {
 	require.NoError(t, zw.Close())
 	require.NoError(t, os.WriteFile(in, buf.Bytes(), 0o644))
 	dir := t.TempDir()
-	require.NoError(t, run(config{Out: dir, Command: "make bench-store", Input: in}, nil))
-	got, err := os.ReadFile(filepath.Join(dir, reportFile))
+	require.NoError(t, Write(Config{Out: dir, Command: "make bench-store", Input: in}, nil))
+	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
 	require.NoError(t, err)
 	assert.Equal(t, want, string(got))
 }
@@ -340,8 +344,8 @@ func TestReportReadsStdin(t *testing.T) {
 	f, err := os.Open(samplePath)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, run(config{Out: dir, Input: "-"}, f))
-	_, err = os.Stat(filepath.Join(dir, reportFile))
+	require.NoError(t, Write(Config{Out: dir, Input: "-"}, f))
+	_, err = os.Stat(filepath.Join(dir, ReportFile))
 	assert.NoError(t, err)
 }
 

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/locklab/locklab/server/internal/wal"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/wal"
 )
 
 // Codec turns a machine's state-changing commands into log records and its

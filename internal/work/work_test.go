@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/work"
 	"github.com/locklab/locklab/store"
-	"github.com/locklab/locklab/work"
 )
 
 // plain has no capability; reads counts read-only commands (cmd < 0) and

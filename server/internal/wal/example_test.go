@@ -5,7 +5,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/locklab/locklab/wal"
+	"github.com/locklab/locklab/server/internal/wal"
 )
 
 // A log records a running sum's increments; reopened, it gives them back.

@@ -1,28 +1,20 @@
-package main
+package storebench
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/locklab/locklab/internal/lab/chart"
 )
 
 // chartOps are the panels of the critical-section chart: the ops the
 // targets are about.
 var chartOps = []string{opIncrement, opTransfer}
-
-// errPoints are points with vertical error bars, for plotter.YErrorBars.
-type errPoints struct {
-	plotter.XYs
-	plotter.YErrors
-}
 
 // csChart draws ns/op (log scale) against the critical-section length, one
 // line per design, one panel per op of chartOps, at par=targetPar and the
@@ -42,39 +34,11 @@ func csChart(d *Data) ([]byte, error) {
 	if len(plots) == 0 {
 		return nil, nil
 	}
-	return render(plots, len(plots))
+	return chart.Grid(plots, len(plots), panelW, panelH)
 }
 
-// render lays plots out in a grid of cols columns and encodes it as PNG.
-func render(plots []*plot.Plot, cols int) ([]byte, error) {
-	const panelW, panelH = 13 * vg.Centimeter, 11 * vg.Centimeter
-	rows := (len(plots) + cols - 1) / cols
-	c := vgimg.NewWith(vgimg.UseWH(panelW*vg.Length(cols), panelH*vg.Length(rows)), vgimg.UseDPI(110))
-	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter, PadTop: 2 * vg.Millimeter,
-		PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 2 * vg.Millimeter}
-	grid := make([][]*plot.Plot, rows)
-	for i := range grid {
-		grid[i] = make([]*plot.Plot, cols)
-		for j := range grid[i] {
-			if n := i*cols + j; n < len(plots) {
-				grid[i][j] = plots[n]
-			}
-		}
-	}
-	for i, row := range plot.Align(grid, tiles, dc) {
-		for j, cv := range row {
-			if grid[i][j] != nil {
-				grid[i][j].Draw(cv)
-			}
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+// panelW and panelH are the size of one panel of the store's charts.
+const panelW, panelH = 13 * vg.Centimeter, 11 * vg.Centimeter
 
 func csPanel(d *Data, op string) (*plot.Plot, error) {
 	works := d.worksOf(op)
@@ -96,7 +60,7 @@ func csPanel(d *Data, op string) (*plot.Plot, error) {
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = -0.3, float64(len(works))-0.7
 	p.Add(plotter.NewGrid())
-	var series []designSeries
+	var series []chart.Series
 	for x, w := range works {
 		series = appendPoint(d, series, float64(x), func(design string) row {
 			return row{Design: design, Op: op, Par: targetPar, Work: w, CPU: d.MaxCPU()}
@@ -105,70 +69,43 @@ func csPanel(d *Data, op string) (*plot.Plot, error) {
 	return drawSeries(p, series)
 }
 
-// designSeries is one design's points with their error bars.
-type designSeries struct {
-	design string
-	pts    errPoints
-}
-
 // appendPoint adds, for every design that ran at, its median and interval
-// at x to its series.
-func appendPoint(d *Data, series []designSeries, x float64, at func(design string) row) []designSeries {
+// at x to its series (one per design of d, in its order).
+func appendPoint(d *Data, series []chart.Series, x float64, at func(design string) row) []chart.Series {
 	if series == nil {
-		series = make([]designSeries, len(d.Designs))
+		series = make([]chart.Series, len(d.Designs))
 		for i, name := range d.Designs {
-			series[i].design = name
+			series[i].Name = name
 		}
 	}
 	for i := range series {
-		s, ok := d.NsPerOp(at(series[i].design))
+		s, ok := d.NsPerOp(at(series[i].Name))
 		if !ok {
 			continue
 		}
 		m := s.Summary.Center
-		lo, hi := 0.0, 0.0
+		below, above := 0.0, 0.0
 		if bounded(s.Summary) {
-			lo, hi = m-s.Summary.Lo, s.Summary.Hi-m
+			below, above = m-s.Summary.Lo, s.Summary.Hi-m
 		}
-		series[i].pts.XYs = append(series[i].pts.XYs, plotter.XY{X: x, Y: m})
-		series[i].pts.YErrors = append(series[i].pts.YErrors, struct{ Low, High float64 }{lo, hi})
+		series[i].Add(x, m, below, above)
 	}
 	return series
 }
 
-// drawSeries adds the series to p, a design's colour and shape following
-// its column so that it looks the same in every panel; nil if none has a
-// point.
-func drawSeries(p *plot.Plot, series []designSeries) (*plot.Plot, error) {
-	drawn := 0
-	yMin, yMax := math.Inf(1), math.Inf(-1)
-	for i, sr := range series {
-		if len(sr.pts.XYs) == 0 {
-			continue
-		}
-		for j, pt := range sr.pts.XYs {
-			yMin, yMax = min(yMin, pt.Y-sr.pts.YErrors[j].Low), max(yMax, pt.Y+sr.pts.YErrors[j].High)
-		}
-		line, points, err := plotter.NewLinePoints(sr.pts.XYs)
-		if err != nil {
-			return nil, err
-		}
-		// The palette has 7 colours, so the 8th design on is dashed.
-		c := plotutil.Color(i)
-		line.Color, points.Color = c, c
-		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-		points.Shape = plotutil.Shape(i)
-		bars, err := plotter.NewYErrorBars(sr.pts)
-		if err != nil {
-			return nil, err
-		}
-		bars.Color = c
-		p.Add(line, points, bars)
-		p.Legend.Add(sr.design, line, points)
-		drawn++
+// drawSeries adds the series to p (chart.Lines: a design's colour and
+// shape follow its column, so that it looks the same in every panel); nil
+// if none has a point.
+func drawSeries(p *plot.Plot, series []chart.Series) (*plot.Plot, error) {
+	drawn, err := chart.Lines(p, series)
+	if err != nil || drawn == 0 {
+		return nil, err
 	}
-	if drawn == 0 {
-		return nil, nil
+	yMin, yMax := math.Inf(1), math.Inf(-1)
+	for _, sr := range series {
+		for j, pt := range sr.XYs {
+			yMin, yMax = min(yMin, pt.Y-sr.YErrors[j].Low), max(yMax, pt.Y+sr.YErrors[j].High)
+		}
 	}
 	// The legend (one row per design) gets the top third of the panel to
 	// itself: the y range is stretched upwards by half the data's span on
@@ -209,7 +146,7 @@ func cpuChart(d *Data) ([]byte, error) {
 	if len(plots) == 0 {
 		return nil, nil
 	}
-	return render(plots, min(cpuChartCols, len(plots)))
+	return chart.Grid(plots, min(cpuChartCols, len(plots)), panelW, panelH)
 }
 
 func cpuPanel(d *Data, op string) (*plot.Plot, error) {
@@ -234,7 +171,7 @@ func cpuPanel(d *Data, op string) (*plot.Plot, error) {
 	lo, hi := math.Log2(float64(d.CPUs[0])), math.Log2(float64(d.MaxCPU()))
 	p.X.Min, p.X.Max = lo-0.3, hi+0.3
 	p.Add(plotter.NewGrid())
-	var series []designSeries
+	var series []chart.Series
 	for _, c := range d.CPUs {
 		series = appendPoint(d, series, math.Log2(float64(c)), func(design string) row {
 			return row{Design: design, Op: op, Par: par, Work: work, CPU: c}

@@ -1,4 +1,4 @@
-package main
+package storebench
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 // Files the report writes into its folder, and the raw output it links to
 // if the folder holds it (make bench-store copies it there).
 const (
-	reportFile   = "store.md"
-	chartFile    = "store-cs.png"
-	cpuChartFile = "store-cpus.png"
+	ReportFile   = "store.md"
+	ChartFile    = "store-cs.svg"
+	CPUChartFile = "store-cpus.svg"
 	rawFile      = "bench.txt.gz"
 )
 
@@ -146,7 +146,7 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 	p("\n## Time against critical-section length\n\n")
 	if in.HasChart {
 		p("ns/op (log scale) against the work inside every state-changing Apply, par=%d, -cpu %d:\n\n", targetPar, cpu)
-		p("![ns/op against critical-section length](%s)\n", chartFile)
+		p("![ns/op against critical-section length](%s)\n", ChartFile)
 	} else {
 		p("No chart: the input has none of %s at par=%d.\n", strings.Join(chartOps, ", "), targetPar)
 	}
@@ -155,7 +155,7 @@ func writeMarkdown(w io.Writer, d *Data, in reportInput) error {
 	if in.HasCPUChart {
 		p("ns/op (log scale) against GOMAXPROCS (-cpu, log scale), one panel per op, at par=%d (or the op's highest) and the op's shortest critical section; ", targetPar)
 		p("the error bars are the medians' 95%% intervals:\n\n")
-		p("![ns/op against CPUs](%s)\n", cpuChartFile)
+		p("![ns/op against CPUs](%s)\n", CPUChartFile)
 	} else {
 		p("No chart: the input has one -cpu only (%s).\n", joinInts(d.CPUs))
 	}
