@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -104,35 +105,78 @@ func TestPack(t *testing.T) {
 	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
-	got := listing(t, arc)
+	raw := listing(t, arc)
+	assert.Contains(t, raw, "runs/"+record.ManifestFile, "the archive is in the smaller layout")
+	for name := range raw {
+		assert.False(t, strings.HasSuffix(name, ".log"), "%s: the logs are bundled", name)
+	}
+	got := opened(t, dir)
 	for name, text := range runsBefore {
+		if isRecord("runs/" + name) {
+			continue // read the same: Pack compared what the loaders read of them
+		}
 		assert.Equal(t, text, got["runs/"+name], name)
 	}
 	assert.Equal(t, "10 callers\n", got["runs/002-counter-go-inputQ-vus10-rep1.go.log"], "the logs archive's files under runs/")
 	assert.Len(t, got, len(runsBefore)+2)
+	assert.Contains(t, out.String(), "0 histograms no report reads dropped", "every run of the fixture is in a group")
+	assert.Contains(t, out.String(), "3 logs bundled")
 
 	out.Reset()
 	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
-	assert.Contains(t, out.String(), "records made to keep their histogram once")
-	assert.Equal(t, before, render(t, dir), "the report renders the same from the repacked archive")
-	out.Reset()
-	require.NoError(t, Pack(dir, &out))
 	assert.Contains(t, out.String(), "unchanged", "once is enough")
+	assert.Equal(t, before, render(t, dir))
 }
 
-// TestRepack: each record of a repacked archive keeps its histogram and
-// loses the curve drawn from it, and nothing else changes in it.
+// opened is the runs/ tree record.Open reads from a packed folder, by path.
+func opened(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	sub, err := fs.Sub(folder, record.RunsDir)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for name, text := range listing(t, sub) {
+		out[path.Join(record.RunsDir, name)] = text
+	}
+	return out
+}
+
+// packV1 packs dir's runs/ as archives were packed before the smaller
+// layout: every file as it is, no manifest.
+func packV1(t *testing.T, dir string) {
+	t.Helper()
+	files, err := gather(dir)
+	require.NoError(t, err)
+	tree, err := record.MemFS(files)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, record.WriteArchive(&b, tree))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, record.RunsArchive), b.Bytes(), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, record.RunsDir)))
+	require.NoError(t, os.Remove(filepath.Join(dir, LogsArchive)))
+}
+
+// TestRepack: an archive packed before the smaller layout reads as it did
+// and is rewritten in it: each record keeps its histogram and loses the
+// curve drawn from it, the logs go into the manifest, and the tree read
+// back is the one packed.
 func TestRepack(t *testing.T) {
 	dir := study(t, nil)
-	require.NoError(t, Pack(dir, new(strings.Builder)))
+	before := render(t, dir)
+	packV1(t, dir)
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
 	was := listing(t, arc)
+	require.NotContains(t, was, "runs/"+record.ManifestFile)
+	assert.Equal(t, was, opened(t, dir), "an old archive reads as it is")
+	assert.Equal(t, before, render(t, dir))
+
 	var out strings.Builder
 	require.NoError(t, Repack(dir, &out))
-	arc, err = record.ReadArchive(filepath.Join(dir, record.RunsArchive))
-	require.NoError(t, err)
-	is := listing(t, arc)
+	assert.Contains(t, out.String(), "3 logs bundled")
+	assert.Equal(t, before, render(t, dir), "the report renders the same")
+	is := opened(t, dir)
 	require.Len(t, is, len(was))
 	slimmed := 0
 	for name, text := range is {
@@ -142,9 +186,13 @@ func TestRepack(t *testing.T) {
 		}
 		slimmed++
 		assert.Contains(t, text, `"percentiles": null`, name)
+		assert.Contains(t, text, `"hdr": "H`, "%s: in a group, it keeps its histogram", name)
 		assert.Less(t, len(text), len(was[name]), name)
 	}
 	assert.Positive(t, slimmed)
+	out.Reset()
+	require.NoError(t, Repack(dir, &out))
+	assert.Contains(t, out.String(), "unchanged")
 }
 
 // TestVolumesInstalled: an archive in two volumes reads as the one tree;
@@ -279,6 +327,22 @@ func TestPackRunsWithoutAReport(t *testing.T) {
 	assert.Contains(t, out.String(), "their records were compared instead")
 	_, got, err := record.LoadDir(dir)
 	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	dropped := 0
+	for i, w := range want {
+		if w.Result.HDR == "" {
+			continue
+		}
+		// No report reads these histograms: each is dropped, with why, and
+		// the rest of the record reads as it did.
+		assert.Empty(t, got[i].Result.HDR)
+		assert.Contains(t, got[i].HistogramDropped, "no comparison report")
+		res := *w.Result
+		res.HDR, res.Percentiles = "", nil
+		w.Result, w.HistogramDropped = &res, got[i].HistogramDropped
+		dropped++
+	}
+	assert.Positive(t, dropped)
 	assert.Equal(t, want, got)
 
 	// The control: one more record in the logs archive, and the records
