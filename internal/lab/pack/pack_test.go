@@ -391,3 +391,73 @@ func TestPackRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestPackDropsTheHistogramsNoReportReads: a run the validity gate left
+// out (its cell ran again, and the second attempt counts) keeps its
+// summary and loses its histogram, with why; every run in a group keeps
+// its own, and the report renders the same.
+func TestPackDropsTheHistogramsNoReportReads(t *testing.T) {
+	dir := study(t, nil)
+	for _, id := range []string{"001-counter-go-mutex-vus10-rep1", "002-counter-go-inputQ-vus10-rep1", "003-counter-go-noop-vus10-rep1"} {
+		rec, err := os.ReadFile(filepath.Join(dir, "runs", id+".json"))
+		require.NoError(t, err)
+		retry := strings.NewReplacer(`"id": "`+id+`"`, `"id": "`+id+`-try2"`, "\n  \"rep\": 1,\n", "\n  \"rep\": 1,\n  \"attempt\": 2,\n").Replace(string(rec))
+		require.Contains(t, retry, `"attempt": 2`)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", id+"-try2.json"), []byte(retry), 0o644))
+	}
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	meta, runs, err := record.LoadFolder(folder)
+	require.NoError(t, err)
+	rep, err := report.New(meta, runs)
+	require.NoError(t, err)
+	grouped := map[string]bool{}
+	for _, g := range rep.Groups {
+		for _, id := range g.Runs {
+			grouped[id] = true
+		}
+	}
+	hdr := map[string]string{}
+	for _, r := range runs {
+		hdr[r.ID] = r.Result.HDR
+	}
+	require.Len(t, grouped, len(runs)-3, "the first attempts are in no group")
+	before := render(t, dir)
+
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "3 histograms no report reads dropped")
+	assert.Equal(t, before, render(t, dir), "the report renders the same")
+	_, got, err := record.LoadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, got, len(runs))
+	for _, r := range got {
+		if grouped[r.ID] {
+			assert.Equal(t, hdr[r.ID], r.Result.HDR, r.ID)
+			assert.Empty(t, r.HistogramDropped, r.ID)
+			continue
+		}
+		assert.Empty(t, r.Result.HDR, r.ID)
+		assert.Contains(t, r.HistogramDropped, "validity gate", r.ID)
+		assert.Positive(t, r.Result.LatencyMs.P99, "%s: the summary's percentiles stay", r.ID)
+	}
+
+	// The control: a grouped run's histogram is read — report.html draws
+	// its group's latency curve from it — and dropping it changes the
+	// report, which is what the check before installing catches.
+	files := map[string][]byte{}
+	for name, text := range opened(t, dir) {
+		files[name] = []byte(text)
+	}
+	name := "runs/001-counter-go-mutex-vus10-rep1-try2.json"
+	require.True(t, grouped["001-counter-go-mutex-vus10-rep1-try2"])
+	var ok bool
+	files[name], ok, err = record.DropHistogram(files[name], "a control")
+	require.NoError(t, err)
+	require.True(t, ok)
+	tree, err := record.MemFS(files)
+	require.NoError(t, err)
+	wrong, err := report.Render(record.Packed(os.DirFS(dir), tree))
+	require.NoError(t, err)
+	assert.Contains(t, report.SameFiles(before, wrong), "report.html")
+}
