@@ -10,7 +10,9 @@
 // back, renders the study's report from it and from runs/, and only when
 // the two renderings are the same bytes, the loaders read the same records
 // from both and the archive holds every file it packed, puts the archive in
-// place and removes what it packed. (Runs that make no comparison report,
+// place and removes what it packed. The archive is in the smaller layout
+// (record.ArchiveSchema, compact): the logs in one file, and no histogram
+// that no report reads; the records read the same but for those. (Runs that make no comparison report,
 // such as a seed's counted runs, are checked by their records alone, and
 // Pack says so.) The archive is deterministic: the same files give the same
 // bytes.
