@@ -29,7 +29,7 @@ func (c compacted) String() string {
 // compact lays tree — runs/ as the runner wrote it, by path — out as
 // record.ArchiveSchema does, for folder, the results folder it is read as:
 // each record's histogram kept once (slimRecord), dropped where no report
-// reads it (unread), and the logs bundled (record.Bundle).
+// reads it (histogramsRead), and the logs bundled (record.Bundle).
 func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
 	c := compacted{dropped: map[string]bool{}, changed: map[string]bool{}}
 	keep, why, err := histogramsRead(folder)
