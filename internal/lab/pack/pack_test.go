@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -460,4 +461,61 @@ func TestPackDropsTheHistogramsNoReportReads(t *testing.T) {
 	wrong, err := report.Render(record.Packed(os.DirFS(dir), tree))
 	require.NoError(t, err)
 	assert.Contains(t, report.SameFiles(before, wrong), "report.html")
+}
+
+// layoutProblem says why an archive's files are not in the smaller layout,
+// or "".
+func layoutProblem(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	b, ok := files[path.Join(record.RunsDir, record.ManifestFile)]
+	if !ok {
+		return "no " + record.ManifestFile
+	}
+	if !strings.Contains(string(b), `"schema": "`+record.ArchiveSchema+`"`) {
+		return record.ManifestFile + " of another schema"
+	}
+	for name, data := range files {
+		if path.Dir(name) == record.RunsDir && strings.HasSuffix(name, ".log") && utf8.Valid(data) {
+			return name + " is a file of its own"
+		}
+	}
+	return ""
+}
+
+// TestCommittedArchivesAreCompact: every archive under docs/results is in
+// the smaller layout (make repack-results); the control is an archive
+// packed in the first one.
+func TestCommittedArchivesAreCompact(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "docs", "results")
+	var dirs []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == record.RunsArchive {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+		return err
+	}))
+	require.NotEmpty(t, dirs)
+	for _, dir := range dirs {
+		volumes, err := record.Volumes(dir)
+		require.NoError(t, err)
+		raw, err := record.ReadVolumes(volumes)
+		require.NoError(t, err)
+		files, err := record.Files(raw)
+		require.NoError(t, err)
+		assert.Empty(t, layoutProblem(t, files), "%s: make repack-results", dir)
+	}
+
+	old := study(t, nil)
+	packV1(t, old)
+	arc, err := record.ReadArchive(filepath.Join(old, record.RunsArchive))
+	require.NoError(t, err)
+	files, err := record.Files(arc)
+	require.NoError(t, err)
+	assert.Equal(t, "no "+record.ManifestFile, layoutProblem(t, files))
+	delete(files, "runs/001-counter-go-mutex-vus10-rep1.server.log")
+	bundled, err := record.Bundle(files)
+	require.NoError(t, err)
+	assert.Empty(t, layoutProblem(t, bundled))
+	bundled["runs/001-counter-go-mutex-vus10-rep1.server.log"] = []byte("listening\n")
+	assert.Contains(t, layoutProblem(t, bundled), "a file of its own")
 }
