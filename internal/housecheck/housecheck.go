@@ -65,6 +65,33 @@ var Exceptions = []Exception{
 	},
 }
 
+// Results is the folder of every study's report and raw runs, and
+// ResultsLimit the most bytes its tracked files may hold together: each
+// study's files are within their own bounds, and the studies together must
+// not make every clone heavy. A study that would pass it keeps fewer bytes
+// of its raw runs (an archive drops what no report reads) rather than
+// raise it.
+const (
+	Results      = "docs/results/"
+	ResultsLimit = 10_000_000
+)
+
+// CheckTotal returns the problem of files whose tracked bytes under
+// Results add up to more than ResultsLimit, or none.
+func CheckTotal(files []File) []Problem {
+	var n int64
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, Results) {
+			n += f.Size
+		}
+	}
+	if n <= ResultsLimit {
+		return nil
+	}
+	return []Problem{{strings.TrimSuffix(Results, "/"), fmt.Sprintf("%d bytes tracked together, over the %d the folder may hold (internal/housecheck ResultsLimit): "+
+		"make a study's files smaller, or keep them out of git", n, ResultsLimit)}}
+}
+
 // perStudy reports whether an exception's pattern names a study's folder
 // under docs/results rather than a kind of file anywhere in it.
 func perStudy(pattern string) bool {

@@ -47,9 +47,30 @@ func tracked(t *testing.T) []File {
 // TestRepository is the check itself: no tracked executable that is not a
 // script, no tracked file over Limit but those Exceptions allow.
 func TestRepository(t *testing.T) {
-	for _, p := range Check(tracked(t)) {
+	files := tracked(t)
+	for _, p := range Check(files) {
 		t.Error(p)
 	}
+	for _, p := range CheckTotal(files) {
+		t.Error(p)
+	}
+}
+
+// TestCheckTotal: the files under docs/results are counted together, and
+// only they; the control is a listing one byte over.
+func TestCheckTotal(t *testing.T) {
+	at := []File{
+		{Path: "docs/results/a/runs.tar.gz", Size: ResultsLimit - 10},
+		{Path: "docs/results/README.md", Size: 10},
+		{Path: "docs/results.md", Size: 1 << 30}, // not in the folder
+		{Path: "big.bin", Size: 1 << 30},
+	}
+	assert.Empty(t, CheckTotal(at), "exactly the limit")
+	over := append(slices.Clone(at), File{Path: "docs/results/b/report.md", Size: 1})
+	probs := CheckTotal(over)
+	require.Len(t, probs, 1)
+	assert.Equal(t, "docs/results: 10000001 bytes tracked together, over the 10000000 the folder may hold (internal/housecheck ResultsLimit): "+
+		"make a study's files smaller, or keep them out of git", probs[0].String())
 }
 
 // TestCheckCatchesBinariesAndOversizeFiles is the control: a listing as git

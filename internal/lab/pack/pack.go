@@ -10,7 +10,9 @@
 // back, renders the study's report from it and from runs/, and only when
 // the two renderings are the same bytes, the loaders read the same records
 // from both and the archive holds every file it packed, puts the archive in
-// place and removes what it packed. (Runs that make no comparison report,
+// place and removes what it packed. The archive is in the smaller layout
+// (record.ArchiveSchema, compact): the logs in one file, and no histogram
+// that no report reads; the records read the same but for those. (Runs that make no comparison report,
 // such as a seed's counted runs, are checked by their records alone, and
 // Pack says so.) The archive is deterministic: the same files give the same
 // bytes.
@@ -64,12 +66,16 @@ func Pack(dir string, out io.Writer) error {
 	for _, b := range files {
 		size += int64(len(b))
 	}
-	tmps, remove, err := writeTemps(dir, files)
+	c, err := compact(os.DirFS(dir), files)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	tmps, remove, err := writeTemps(dir, c.files)
 	defer remove()
 	if err != nil {
 		return err
 	}
-	checked, notes, err := verify(dir, tmps, files)
+	checked, notes, err := verify(dir, tmps, files, c)
 	if err != nil {
 		return err
 	}
@@ -88,8 +94,8 @@ func Pack(dir string, out io.Writer) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	fmt.Fprintf(out, "pack: %s: %d files (%s) → %s (%s); %s; removed %s\n",
-		dir, len(files), megabytes(size), names, megabytes(packedSize), checked, removed)
+	fmt.Fprintf(out, "pack: %s: %d files (%s) → %s (%s): %s; %s; removed %s\n",
+		dir, len(files), megabytes(size), names, megabytes(packedSize), c, checked, removed)
 	for _, s := range notes {
 		fmt.Fprintf(out, "pack: note: %s\n", s)
 	}
@@ -144,17 +150,26 @@ func gather(dir string) (map[string][]byte, error) {
 }
 
 // verify reads the archive back and checks it against what was packed:
-// every file, byte for byte, what the loaders read of it, and the report
-// rendered from it against the one rendered from runs/; checked says
-// which. Its notes name the report files in the folder that differ from
-// that rendering (made by other code), which is no reason to stop: the
-// archive holds the same runs either way.
-func verify(dir string, volumes []string, files map[string][]byte) (checked string, notes []string, err error) {
-	got, err := record.ReadVolumes(volumes)
+// every file, byte for byte, as compact laid them out (c), the tree it
+// gives back against runs/ (files) but for the histograms compact dropped,
+// what the loaders read of it, and the report rendered from it against the
+// one rendered from runs/; checked says which. Its notes name the report
+// files in the folder that differ from that rendering (made by other
+// code), which is no reason to stop: the archive holds the same runs
+// either way.
+func verify(dir string, volumes []string, files map[string][]byte, c compacted) (checked string, notes []string, err error) {
+	raw, err := record.ReadVolumes(volumes)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := sameTree(got, files); err != nil {
+	if err := sameTree(raw, c.files); err != nil {
+		return "", nil, err
+	}
+	got, err := unbundledTree(c.files)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := sameTreeBut(got, files, c.changed); err != nil {
 		return "", nil, err
 	}
 	root := os.DirFS(dir)
@@ -169,11 +184,11 @@ func verify(dir string, volumes []string, files map[string][]byte) (checked stri
 			return "", nil, fmt.Errorf("%w: its report is not the one %s/ renders (%s); %s/ is kept", ErrDiffers, record.RunsDir, d, record.RunsDir)
 		}
 	}
-	recsDir, err := records(root)
+	recsDir, err := records(root, c.dropped)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	recsArchive, err := records(packedDir)
+	recsArchive, err := records(packedDir, c.dropped)
 	if err != nil || !bytes.Equal(recsDir, recsArchive) {
 		return "", nil, fmt.Errorf("%w: its records do not read as %s/'s (%v); %s/ is kept", ErrDiffers, record.RunsDir, err, record.RunsDir)
 	}
@@ -217,11 +232,47 @@ func sameTree(got fs.FS, files map[string][]byte) error {
 	return err
 }
 
-// records is everything the loaders read of a results folder, as JSON.
-func records(folder fs.FS) ([]byte, error) {
+// unbundledTree is the tree an archive of files reads as
+// (record.Unbundle): what record.Open gives its readers.
+func unbundledTree(files map[string][]byte) (fs.FS, error) {
+	tree, err := record.Unbundle(files)
+	if err != nil {
+		return nil, err
+	}
+	return record.MemFS(tree)
+}
+
+// sameTreeBut is sameTree but for the files in but, records compact
+// rewrote: they must be there, but their bytes differ (records checks
+// that they read the same, but for the histograms dropped).
+func sameTreeBut(got fs.FS, files map[string][]byte, but map[string]bool) error {
+	want := make(map[string][]byte, len(files))
+	for name, b := range files {
+		want[name] = b
+		if but[name] {
+			if b, err := fs.ReadFile(got, name); err == nil {
+				want[name] = b
+			}
+		}
+	}
+	return sameTree(got, want)
+}
+
+// records is everything the loaders read of a results folder, as JSON,
+// but the latency histograms of the runs in blank (and the curve drawn from
+// each, and the mark of one dropped): what an archive that dropped them
+// must still read as.
+func records(folder fs.FS, blank map[string]bool) ([]byte, error) {
 	meta, runs, err := record.LoadFolder(folder)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range runs {
+		if blank[r.ID] && r.Result != nil {
+			res := *r.Result
+			res.HDR, res.Percentiles = "", nil
+			r.Result, r.HistogramDropped = &res, ""
+		}
 	}
 	c, _, err := record.LoadCapacity(folder)
 	if err != nil {

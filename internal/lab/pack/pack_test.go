@@ -6,11 +6,13 @@ import (
 	"compress/gzip"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,35 +106,78 @@ func TestPack(t *testing.T) {
 	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
-	got := listing(t, arc)
+	raw := listing(t, arc)
+	assert.Contains(t, raw, "runs/"+record.ManifestFile, "the archive is in the smaller layout")
+	for name := range raw {
+		assert.False(t, strings.HasSuffix(name, ".log"), "%s: the logs are bundled", name)
+	}
+	got := opened(t, dir)
 	for name, text := range runsBefore {
+		if isRecord("runs/" + name) {
+			continue // read the same: Pack compared what the loaders read of them
+		}
 		assert.Equal(t, text, got["runs/"+name], name)
 	}
 	assert.Equal(t, "10 callers\n", got["runs/002-counter-go-inputQ-vus10-rep1.go.log"], "the logs archive's files under runs/")
 	assert.Len(t, got, len(runsBefore)+2)
+	assert.Contains(t, out.String(), "0 histograms no report reads dropped", "every run of the fixture is in a group")
+	assert.Contains(t, out.String(), "3 logs bundled")
 
 	out.Reset()
 	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
-	assert.Contains(t, out.String(), "records made to keep their histogram once")
-	assert.Equal(t, before, render(t, dir), "the report renders the same from the repacked archive")
-	out.Reset()
-	require.NoError(t, Pack(dir, &out))
 	assert.Contains(t, out.String(), "unchanged", "once is enough")
+	assert.Equal(t, before, render(t, dir))
 }
 
-// TestRepack: each record of a repacked archive keeps its histogram and
-// loses the curve drawn from it, and nothing else changes in it.
+// opened is the runs/ tree record.Open reads from a packed folder, by path.
+func opened(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	sub, err := fs.Sub(folder, record.RunsDir)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for name, text := range listing(t, sub) {
+		out[path.Join(record.RunsDir, name)] = text
+	}
+	return out
+}
+
+// packV1 packs dir's runs/ as archives were packed before the smaller
+// layout: every file as it is, no manifest.
+func packV1(t *testing.T, dir string) {
+	t.Helper()
+	files, err := gather(dir)
+	require.NoError(t, err)
+	tree, err := record.MemFS(files)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, record.WriteArchive(&b, tree))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, record.RunsArchive), b.Bytes(), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, record.RunsDir)))
+	require.NoError(t, os.Remove(filepath.Join(dir, LogsArchive)))
+}
+
+// TestRepack: an archive packed before the smaller layout reads as it did
+// and is rewritten in it: each record keeps its histogram and loses the
+// curve drawn from it, the logs go into the manifest, and the tree read
+// back is the one packed.
 func TestRepack(t *testing.T) {
 	dir := study(t, nil)
-	require.NoError(t, Pack(dir, new(strings.Builder)))
+	before := render(t, dir)
+	packV1(t, dir)
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
 	was := listing(t, arc)
+	require.NotContains(t, was, "runs/"+record.ManifestFile)
+	assert.Equal(t, was, opened(t, dir), "an old archive reads as it is")
+	assert.Equal(t, before, render(t, dir))
+
 	var out strings.Builder
 	require.NoError(t, Repack(dir, &out))
-	arc, err = record.ReadArchive(filepath.Join(dir, record.RunsArchive))
-	require.NoError(t, err)
-	is := listing(t, arc)
+	assert.Contains(t, out.String(), "3 logs bundled")
+	assert.Equal(t, before, render(t, dir), "the report renders the same")
+	is := opened(t, dir)
 	require.Len(t, is, len(was))
 	slimmed := 0
 	for name, text := range is {
@@ -142,9 +187,13 @@ func TestRepack(t *testing.T) {
 		}
 		slimmed++
 		assert.Contains(t, text, `"percentiles": null`, name)
+		assert.Contains(t, text, `"hdr": "H`, "%s: in a group, it keeps its histogram", name)
 		assert.Less(t, len(text), len(was[name]), name)
 	}
 	assert.Positive(t, slimmed)
+	out.Reset()
+	require.NoError(t, Repack(dir, &out))
+	assert.Contains(t, out.String(), "unchanged")
 }
 
 // TestVolumesInstalled: an archive in two volumes reads as the one tree;
@@ -279,6 +328,22 @@ func TestPackRunsWithoutAReport(t *testing.T) {
 	assert.Contains(t, out.String(), "their records were compared instead")
 	_, got, err := record.LoadDir(dir)
 	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	dropped := 0
+	for i, w := range want {
+		if w.Result.HDR == "" {
+			continue
+		}
+		// No report reads these histograms: each is dropped, with why, and
+		// the rest of the record reads as it did.
+		assert.Empty(t, got[i].Result.HDR)
+		assert.Contains(t, got[i].HistogramDropped, "no comparison report")
+		res := *w.Result
+		res.HDR, res.Percentiles = "", nil
+		w.Result, w.HistogramDropped = &res, got[i].HistogramDropped
+		dropped++
+	}
+	assert.Positive(t, dropped)
 	assert.Equal(t, want, got)
 
 	// The control: one more record in the logs archive, and the records
@@ -326,4 +391,131 @@ func TestPackRefuses(t *testing.T) {
 			assert.Equal(t, want, listing(t, os.DirFS(dir)), "nothing changed")
 		})
 	}
+}
+
+// TestPackDropsTheHistogramsNoReportReads: a run the validity gate left
+// out (its cell ran again, and the second attempt counts) keeps its
+// summary and loses its histogram, with why; every run in a group keeps
+// its own, and the report renders the same.
+func TestPackDropsTheHistogramsNoReportReads(t *testing.T) {
+	dir := study(t, nil)
+	for _, id := range []string{"001-counter-go-mutex-vus10-rep1", "002-counter-go-inputQ-vus10-rep1", "003-counter-go-noop-vus10-rep1"} {
+		rec, err := os.ReadFile(filepath.Join(dir, "runs", id+".json"))
+		require.NoError(t, err)
+		retry := strings.NewReplacer(`"id": "`+id+`"`, `"id": "`+id+`-try2"`, "\n  \"rep\": 1,\n", "\n  \"rep\": 1,\n  \"attempt\": 2,\n").Replace(string(rec))
+		require.Contains(t, retry, `"attempt": 2`)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", id+"-try2.json"), []byte(retry), 0o644))
+	}
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	meta, runs, err := record.LoadFolder(folder)
+	require.NoError(t, err)
+	rep, err := report.New(meta, runs)
+	require.NoError(t, err)
+	grouped := map[string]bool{}
+	for _, g := range rep.Groups {
+		for _, id := range g.Runs {
+			grouped[id] = true
+		}
+	}
+	hdr := map[string]string{}
+	for _, r := range runs {
+		hdr[r.ID] = r.Result.HDR
+	}
+	require.Len(t, grouped, len(runs)-3, "the first attempts are in no group")
+	before := render(t, dir)
+
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "3 histograms no report reads dropped")
+	assert.Equal(t, before, render(t, dir), "the report renders the same")
+	_, got, err := record.LoadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, got, len(runs))
+	for _, r := range got {
+		if grouped[r.ID] {
+			assert.Equal(t, hdr[r.ID], r.Result.HDR, r.ID)
+			assert.Empty(t, r.HistogramDropped, r.ID)
+			continue
+		}
+		assert.Empty(t, r.Result.HDR, r.ID)
+		assert.Contains(t, r.HistogramDropped, "validity gate", r.ID)
+		assert.Positive(t, r.Result.LatencyMs.P99, "%s: the summary's percentiles stay", r.ID)
+	}
+
+	// The control: a grouped run's histogram is read — report.html draws
+	// its group's latency curve from it — and dropping it changes the
+	// report, which is what the check before installing catches.
+	files := map[string][]byte{}
+	for name, text := range opened(t, dir) {
+		files[name] = []byte(text)
+	}
+	name := "runs/001-counter-go-mutex-vus10-rep1-try2.json"
+	require.True(t, grouped["001-counter-go-mutex-vus10-rep1-try2"])
+	var ok bool
+	files[name], ok, err = record.DropHistogram(files[name], "a control")
+	require.NoError(t, err)
+	require.True(t, ok)
+	tree, err := record.MemFS(files)
+	require.NoError(t, err)
+	wrong, err := report.Render(record.Packed(os.DirFS(dir), tree))
+	require.NoError(t, err)
+	assert.Contains(t, report.SameFiles(before, wrong), "report.html")
+}
+
+// layoutProblem says why an archive's files are not in the smaller layout,
+// or "".
+func layoutProblem(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	b, ok := files[path.Join(record.RunsDir, record.ManifestFile)]
+	if !ok {
+		return "no " + record.ManifestFile
+	}
+	if !strings.Contains(string(b), `"schema": "`+record.ArchiveSchema+`"`) {
+		return record.ManifestFile + " of another schema"
+	}
+	for name, data := range files {
+		if path.Dir(name) == record.RunsDir && strings.HasSuffix(name, ".log") && utf8.Valid(data) {
+			return name + " is a file of its own"
+		}
+	}
+	return ""
+}
+
+// TestCommittedArchivesAreCompact: every archive under docs/results is in
+// the smaller layout (make repack-results); the control is an archive
+// packed in the first one.
+func TestCommittedArchivesAreCompact(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "docs", "results")
+	var dirs []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == record.RunsArchive {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+		return err
+	}))
+	require.NotEmpty(t, dirs)
+	for _, dir := range dirs {
+		volumes, err := record.Volumes(dir)
+		require.NoError(t, err)
+		raw, err := record.ReadVolumes(volumes)
+		require.NoError(t, err)
+		files, err := record.Files(raw)
+		require.NoError(t, err)
+		assert.Empty(t, layoutProblem(t, files), "%s: make repack-results", dir)
+	}
+
+	old := study(t, nil)
+	packV1(t, old)
+	arc, err := record.ReadArchive(filepath.Join(old, record.RunsArchive))
+	require.NoError(t, err)
+	files, err := record.Files(arc)
+	require.NoError(t, err)
+	assert.Equal(t, "no "+record.ManifestFile, layoutProblem(t, files))
+	delete(files, "runs/001-counter-go-mutex-vus10-rep1.server.log")
+	bundled, err := record.Bundle(files)
+	require.NoError(t, err)
+	assert.Empty(t, layoutProblem(t, bundled))
+	bundled["runs/001-counter-go-mutex-vus10-rep1.server.log"] = []byte("listening\n")
+	assert.Contains(t, layoutProblem(t, bundled), "a file of its own")
 }

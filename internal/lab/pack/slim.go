@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,21 +20,23 @@ import (
 	"github.com/locklab/locklab/summary"
 )
 
-// Repack rewrites a packed folder's archive so that each run record keeps
-// its latency histogram once: a record written before record.Run's
-// MarshalJSON left the percentile curve out carries both the HDR histogram
-// and the curve drawn from it, and the curve goes (record.Load draws it
-// again). Only records whose curve the histogram gives back exactly are
-// changed, and nothing else in them. An archive of volumes over
-// record.VolumeLimit is cut again into smaller ones, as Pack cuts it. As
-// Pack, it puts the new archive in place only when the folder's report renders the same bytes from it as
-// from the old one and the loaders read the same records from both.
+// Repack rewrites a packed folder's archive in record.ArchiveSchema's
+// layout (compact): each record keeps its latency histogram once (a record
+// written before record.Run's MarshalJSON left the percentile curve out
+// carries both the histogram and the curve drawn from it, and the curve
+// goes where the histogram gives it back exactly), a record whose histogram
+// no report reads drops it, and the logs go into one file. An archive of
+// volumes over record.VolumeLimit is cut again into smaller ones, as Pack
+// cuts it. As Pack, it puts the new archive in place only when the
+// folder's report renders the same bytes from it as from the old one and
+// the loaders read the same records from both, but for the histograms
+// dropped. An archive in that layout already is left as it is.
 func Repack(dir string, out io.Writer) error {
 	volumes, err := record.Volumes(dir)
 	if err != nil {
 		return err
 	}
-	old, err := record.ReadVolumes(volumes)
+	raw, err := record.ReadVolumes(volumes)
 	if err != nil {
 		return err
 	}
@@ -46,41 +48,30 @@ func Repack(dir string, out io.Writer) error {
 			oversize = oversize || st.Size() > record.VolumeLimit
 		}
 	}
-	files := map[string][]byte{}
-	slimmed, kept := 0, 0
-	err = fs.WalkDir(old, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(old, name)
-		if err != nil {
-			return err
-		}
-		files[name] = b
-		if !isRecord(name) {
-			return nil
-		}
-		s, ok, err := slimRecord(b)
-		switch {
-		case err != nil:
-			return fmt.Errorf("%s: %s: %w", dir, name, err)
-		case ok:
-			files[name] = s
-			slimmed++
-		default:
-			kept++
-		}
-		return nil
-	})
+	oldFiles, err := record.Files(raw)
 	if err != nil {
 		return err
 	}
-	if slimmed == 0 && !oversize {
-		fmt.Fprintf(out, "repack: %s: every record keeps its histogram once already (%d records), every volume is under %s: %s unchanged\n",
-			dir, kept, megabytes(record.VolumeLimit), record.RunsArchive)
+	old, err := unbundledTree(oldFiles)
+	if err != nil {
+		return fmt.Errorf("%s: %w", volumes[0], err)
+	}
+	tree, err := record.Files(old)
+	if err != nil {
+		return err
+	}
+	root := os.DirFS(dir)
+	before := record.Packed(root, old)
+	c, err := compact(before, tree)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if maps.EqualFunc(c.files, oldFiles, bytes.Equal) && !oversize {
+		fmt.Fprintf(out, "repack: %s: %s is in the smaller layout (%s) already, every volume under %s: unchanged\n",
+			dir, record.RunsArchive, record.ArchiveSchema, megabytes(record.VolumeLimit))
 		return nil
 	}
-	tmps, remove, err := writeTemps(dir, files)
+	tmps, remove, err := writeTemps(dir, c.files)
 	defer remove()
 	if err != nil {
 		return err
@@ -89,11 +80,14 @@ func Repack(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := sameTree(got, files); err != nil {
+	if err := sameTree(got, c.files); err != nil {
 		return err
 	}
-	root := os.DirFS(dir)
-	before, after := record.Packed(root, old), record.Packed(root, got)
+	newTree, err := unbundledTree(c.files)
+	if err != nil {
+		return err
+	}
+	after := record.Packed(root, newTree)
 	checked := "its records read the same (its runs make no report)"
 	if fromOld, err := report.Render(before); err == nil {
 		checked = "its report renders the same and its records read the same"
@@ -105,11 +99,11 @@ func Repack(dir string, out io.Writer) error {
 			return fmt.Errorf("%w: its report is not the one the old archive renders (%s); the old is kept", ErrDiffers, d)
 		}
 	}
-	recsOld, err := records(before)
+	recsOld, err := records(before, c.dropped)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	recsNew, err := records(after)
+	recsNew, err := records(after, c.dropped)
 	if err != nil || !bytes.Equal(recsOld, recsNew) {
 		return fmt.Errorf("%w: its records do not read as the old archive's (%v); the old is kept", ErrDiffers, err)
 	}
@@ -117,8 +111,8 @@ func Repack(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "repack: %s: %d records made to keep their histogram once, %d kept as they were; %s (%s) → %s (%s); %s\n",
-		dir, slimmed, kept, strings.Join(baseNames(volumes), ", "), megabytes(oldSize), names, megabytes(newSize), checked)
+	fmt.Fprintf(out, "repack: %s: %s; %s (%s) → %s (%s); %s\n",
+		dir, c, strings.Join(baseNames(volumes), ", "), megabytes(oldSize), names, megabytes(newSize), checked)
 	return nil
 }
 

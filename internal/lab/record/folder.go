@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ func Open(dir string) (fs.FS, error) {
 		return nil, err
 	}
 	if len(volumes) == 0 {
-		return root, nil
+		return extracted(root)
 	}
 	if _, err := os.Stat(filepath.Join(dir, RunsDir)); err == nil {
 		return nil, fmt.Errorf("%s holds both %s/ and %s: one of them is stale; remove it (packing runs/ again replaces the archive)", dir, RunsDir, RunsArchive)
@@ -39,6 +40,38 @@ func Open(dir string) (fs.FS, error) {
 	}
 	if err := onlyRuns(runs); err != nil {
 		return nil, fmt.Errorf("%s: %w", volumes[0], err)
+	}
+	if runs, err = unbundled(runs); err != nil {
+		return nil, fmt.Errorf("%s: %w", volumes[0], err)
+	}
+	return Packed(root, runs), nil
+}
+
+// extracted is a folder read from its runs/: as it is, or, where runs/ was
+// extracted from an archive of the smaller layout (ManifestFile), with its
+// logs put back, as Open reads the archive itself.
+func extracted(root fs.FS) (fs.FS, error) {
+	if _, err := fs.Stat(root, manifestPath); err != nil {
+		return root, nil
+	}
+	sub, err := fs.Sub(root, RunsDir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := Files(sub)
+	if err != nil {
+		return nil, err
+	}
+	inRuns := make(map[string][]byte, len(files))
+	for name, b := range files {
+		inRuns[path.Join(RunsDir, name)] = b
+	}
+	runs, err := MemFS(inRuns)
+	if err != nil {
+		return nil, err
+	}
+	if runs, err = unbundled(runs); err != nil {
+		return nil, fmt.Errorf("%s: %w", RunsDir, err)
 	}
 	return Packed(root, runs), nil
 }

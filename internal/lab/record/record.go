@@ -66,6 +66,11 @@ type Run struct {
 	// server's execution trace over the measured window (-ledger on); nil
 	// for a run not traced.
 	Ledger *ledger.Summary `json:"ledger,omitempty"`
+	// HistogramDropped says why the result has no latency histogram where
+	// its driver wrote one: the archive it was packed into left it out, as
+	// no report reads it (DropHistogram); "" for a record that keeps what
+	// its driver wrote.
+	HistogramDropped string `json:"histogram_dropped,omitempty"`
 }
 
 // MarshalJSON writes the record with each latency histogram once: where

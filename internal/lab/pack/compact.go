@@ -1,0 +1,106 @@
+package pack
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
+)
+
+// compacted is what compact did to a tree.
+type compacted struct {
+	files map[string][]byte // the archive's files, in record.ArchiveSchema's layout
+	// curves counts the records that lost the percentile curve their
+	// histogram draws again (slimRecord); dropped is the runs whose
+	// histogram was dropped, by id.
+	curves  int
+	dropped map[string]bool
+	changed map[string]bool // the records compact rewrote, by path
+	logs    int             // logs bundled into the manifest
+}
+
+func (c compacted) String() string {
+	return fmt.Sprintf("%d records made to keep their histogram once, %d histograms no report reads dropped, %d logs bundled into %s/%s",
+		c.curves, len(c.dropped), c.logs, record.RunsDir, record.ManifestFile)
+}
+
+// compact lays tree — runs/ as the runner wrote it, by path — out as
+// record.ArchiveSchema does, for folder, the results folder it is read as:
+// each record's histogram kept once (slimRecord), dropped where no report
+// reads it (histogramsRead), and the logs bundled (record.Bundle).
+func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
+	c := compacted{dropped: map[string]bool{}, changed: map[string]bool{}}
+	keep, why, err := histogramsRead(folder)
+	if err != nil {
+		return c, err
+	}
+	files := make(map[string][]byte, len(tree))
+	for name, b := range tree {
+		files[name] = b
+		if !isRecord(name) {
+			continue
+		}
+		s, ok, err := slimRecord(b)
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		}
+		if ok {
+			b, files[name], c.changed[name] = s, s, true
+			c.curves++
+		}
+		var rec struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		}
+		if keep[rec.ID] {
+			continue
+		}
+		s, ok, err = record.DropHistogram(b, why)
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		}
+		if ok {
+			files[name] = s
+			c.dropped[rec.ID], c.changed[name] = true, true
+		}
+	}
+	if c.files, err = record.Bundle(files); err != nil {
+		return c, err
+	}
+	c.logs = len(files) + 1 - len(c.files)
+	return c, nil
+}
+
+// histogramsRead is the runs of a results folder whose latency histogram a
+// report reads, by id, and why the others' are not read. A comparison's
+// report.html draws each group's latency curve from its runs' histograms
+// merged; a run the validity gate left out is in no group. report.md, a
+// capacity study's report and the seeds' pages show the percentiles each
+// driver computed from the whole histogram (the summary's latency_ms), which
+// the record keeps.
+func histogramsRead(folder fs.FS) (map[string]bool, string, error) {
+	meta, runs, err := record.LoadFolder(folder)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, ok, err := record.LoadCapacity(folder); err != nil {
+		return nil, "", err
+	} else if ok {
+		return nil, "a capacity study's report draws no latency curve: it shows the percentiles the driver computed, kept in the summary", nil
+	}
+	rep, err := report.New(meta, runs)
+	if err != nil {
+		return nil, "its runs make no comparison report: the pages made of them show the percentiles the driver computed, kept in the summary", nil
+	}
+	keep := map[string]bool{}
+	for _, g := range rep.Groups {
+		for _, id := range g.Runs {
+			keep[id] = true
+		}
+	}
+	return keep, "the validity gate left the run out of the analysis: the report draws its latency curves from the analysed runs' histograms alone, and shows this run's percentiles from the summary", nil
+}
