@@ -198,6 +198,13 @@ type Config struct {
 	Backends []string
 	// Addr is where the balancer listens ("" picks a free loopback port).
 	Addr string
+	// TempDir is where the private directory is made ("" the system's
+	// temporary directory): a study puts it under a folder named for its
+	// runner, so that what a killed runner left can be found.
+	TempDir string
+	// Env is added to the balancer's environment (its workers inherit
+	// it): a study marks its processes with their runner's PID this way.
+	Env []string
 }
 
 func (c Config) validate() error {
@@ -243,7 +250,7 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if cfg.Addr, err = freePort(cfg.Addr); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "locklab-"+k.Name+"-")
+	dir, err := os.MkdirTemp(cfg.TempDir, "locklab-"+k.Name+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +268,11 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if err := errors.Join(err, f.Close()); err != nil {
 		return fail(err)
 	}
-	if b.proc, err = proc.Start(exec.Command(bin, k.args(dir, path)...)); err != nil {
+	cmd := exec.Command(bin, k.args(dir, path)...)
+	if cfg.Env != nil {
+		cmd.Env = append(os.Environ(), cfg.Env...)
+	}
+	if b.proc, err = proc.Start(cmd); err != nil {
 		return fail(err)
 	}
 	if err := b.proc.WaitDial(cfg.Addr, StartTimeout); err != nil {
@@ -279,6 +290,9 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 
 // Addr is where the balancer listens.
 func (b *Balancer) Addr() string { return b.addr }
+
+// PID is the balancer's process (nginx's master).
+func (b *Balancer) PID() int { return b.proc.PID() }
 
 // Dir is the balancer's private directory (its config, pid file, socket).
 func (b *Balancer) Dir() string { return b.dir }
