@@ -68,7 +68,7 @@ func CheckCounter(s CounterState) Finding {
 // whether the replica served a transfer of it (its history is not empty),
 // and whether the replica holds its own invariants.
 type BankState struct {
-	Ledger   []int64  // by account − 1
+	Ledger   []int64   // by account − 1
 	Balances [][]int64 // replica, account − 1
 	Touched  [][]bool  // replica, account − 1
 	Sound    []bool    // replica: money conserved, no negative balance

@@ -158,13 +158,13 @@ func median(v []float64) float64 {
 // Level is one row of the rpcx table: the page's columns, then what says
 // which side ran out first.
 type Level struct {
-	Clients                              int
+	Clients                               int
 	MeanMs, MedianMs, MaxMs, MinMs, P99Ms float64
-	TPS                                  float64
-	Errors                               int64
-	QuotaUse                             float64 // the servers' CPU over their quota
-	DriverCPUs                           float64 // the driver's CPU time over the round, in CPUs
-	Bottleneck                           string
+	TPS                                   float64
+	Errors                                int64
+	QuotaUse                              float64 // the servers' CPU over their quota
+	DriverCPUs                            float64 // the driver's CPU time over the round, in CPUs
+	Bottleneck                            string
 }
 
 // Saturated is the share of their quota at which the servers count as
