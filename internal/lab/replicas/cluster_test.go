@@ -67,7 +67,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 	require.NoError(t, hosts.Supported())
 	ctx := context.Background()
 	_, err := Start(ctx, Config{Server: bin, Mode: "mutex", Replicas: 2, Front: Fronts()[0], ReplicaCPUs: 0.5, Args: []string{"-work", "-1s"}})
-	require.Error(t, err)
+	require.ErrorContains(t, err, "-work", "the server refused its option")
 	left, err := Leftovers(ctx, os.Getpid())
 	require.NoError(t, err)
 	assert.Empty(t, left)

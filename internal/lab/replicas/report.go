@@ -3,6 +3,7 @@ package replicas
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/paired"
@@ -76,7 +77,7 @@ func Report(res *Results) string {
 	fmt.Fprintf(&b, "The post's second half: one server, then two behind nginx. Here: the bank's transfers, %d callers, "+
 		"the %s design, nginx routing each pair of accounts to one replica; rounds of %s alternated.\n\n", NGrinderCallers, res.CostDesign, res.Round)
 	var ng [][]string
-	for i, c := range Compare(res.NGrinder, Baseline.Name()) {
+	for _, c := range Compare(res.NGrinder, Baseline.Name()) {
 		if c.Metric != Metrics[0].Name {
 			continue
 		}
@@ -87,7 +88,7 @@ func Report(res *Results) string {
 			}
 		}
 		published := "—"
-		if k := i / len(Metrics); k < len(ngrinderScaleOut) {
+		if k := slices.IndexFunc(NGrinderArms, func(a Arm) bool { return a.Name() == c.Arm }); k >= 0 && k < len(ngrinderScaleOut) {
 			published = ngrinderScaleOut[k].Servers + ": " + ngrinderScaleOut[k].TPS
 		}
 		ng = append(ng, []string{c.Arm, fmt.Sprintf("%.0f", c.Median), effect(c), fmt.Sprint(errs), published})
@@ -118,11 +119,19 @@ func costTable(cs []Compared) string {
 	for i := 0; i+len(Metrics) <= len(cs); i += len(Metrics) {
 		row := []string{cs[i].Arm}
 		for _, c := range cs[i : i+len(Metrics)] {
-			row = append(row, fmt.Sprintf("%.4g", c.Median), effect(c))
+			row = append(row, figure(c.Median), effect(c))
 		}
 		rows = append(rows, row)
 	}
 	return table(head, rows)
+}
+
+// figure prints a median: whole numbers from a thousand up.
+func figure(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // effect is a comparison's ratio with its interval.

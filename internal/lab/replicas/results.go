@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -85,12 +86,19 @@ type Compared struct {
 // interval (paired.Estimate). The baseline's own row has its medians and
 // no effect.
 func Compare(rounds []Round, baseline string) []Compared {
+	// The baseline first, then by size and name: the rounds' own order is
+	// drawn afresh per block.
+	size := map[string]int{}
 	var arms []string
 	for _, r := range rounds {
 		if !slices.Contains(arms, r.Arm) {
 			arms = append(arms, r.Arm)
 		}
+		size[r.Arm] = r.Replicas
 	}
+	slices.SortFunc(arms, func(a, b string) int {
+		return cmp.Or(cmp.Compare(b2i(a != baseline), b2i(b != baseline)), cmp.Compare(size[a], size[b]), cmp.Compare(a, b))
+	})
 	byBlock := func(arm string, m Metric) map[int]float64 {
 		out := map[int]float64{}
 		for _, r := range rounds {
@@ -124,6 +132,13 @@ func Compare(rounds []Round, baseline string) []Compared {
 		}
 	}
 	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func values(m map[int]float64) []float64 {

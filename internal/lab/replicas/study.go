@@ -194,3 +194,16 @@ func Write(dir string, res *Results) error {
 	}
 	return os.WriteFile(filepath.Join(dir, ReportFile), []byte(Report(res)), 0o644)
 }
+
+// ReadResults reads the results a run saved into dir.
+func ReadResults(dir string) (*Results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("replicas: %s: %w", filepath.Join(dir, ResultsFile), err)
+	}
+	return &res, nil
+}
