@@ -2,6 +2,8 @@ package replicas
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +100,16 @@ func TestValidate(t *testing.T) {
 		tt.edit(&o)
 		assert.ErrorContains(t, o.Validate(), tt.want)
 	}
+}
+
+// TestNGrinderCallers: the scale-out table's callers are the seed-ngrinder
+// study's; the control: another count is not.
+func TestNGrinderCallers(t *testing.T) {
+	row, err := study.Lookup(study.Studies, "seed-ngrinder")
+	require.NoError(t, err)
+	vus := func(n int) bool {
+		return slices.ContainsFunc(row.Plans, func(p study.Plan) bool { return strings.Contains(p.Args+" ", "-vus "+strconv.Itoa(n)+" ") })
+	}
+	assert.True(t, vus(NGrinderCallers))
+	assert.False(t, vus(NGrinderCallers+1), "the control")
 }
