@@ -202,9 +202,12 @@ type Config struct {
 	// temporary directory): a study puts it under a folder named for its
 	// runner, so that what a killed runner left can be found.
 	TempDir string
-	// Env is added to the balancer's environment (its workers inherit
-	// it): a study marks its processes with their runner's PID this way.
+	// Env is added to the balancer's environment.
 	Env []string
+	// Prefix is a command the balancer is run through: the balancer's own
+	// command line follows its arguments (a shell that puts itself in a
+	// cgroup and execs the rest, so that nginx's workers start there).
+	Prefix []string
 }
 
 func (c Config) validate() error {
@@ -268,7 +271,8 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if err := errors.Join(err, f.Close()); err != nil {
 		return fail(err)
 	}
-	cmd := exec.Command(bin, k.args(dir, path)...)
+	argv := append(append(slices.Clone(cfg.Prefix), bin), k.args(dir, path)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if cfg.Env != nil {
 		cmd.Env = append(os.Environ(), cfg.Env...)
 	}

@@ -260,6 +260,18 @@ func (g *Group) Add(pid int) error {
 	return nil
 }
 
+// ProcsFiles are the files Add writes a PID to: the group's cgroup.procs,
+// and its twin's in v1's cpuacct hierarchy. A process that writes its own
+// PID to each before it execs a program runs that program, and every
+// process it forks, in the group from its first instruction.
+func (g *Group) ProcsFiles() []string {
+	out := []string{filepath.Join(g.Path, "cgroup.procs")}
+	if g.acct != "" {
+		out = append(out, filepath.Join(g.acct, "cgroup.procs"))
+	}
+	return out
+}
+
 // Usage is the CPU time the group's processes have used since it was made:
 // v1's cpuacct.usage, v2's cpu.stat usage_usec. Unlike a process's own
 // figure it holds every process in the group, children included.

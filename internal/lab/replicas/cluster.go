@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,25 +127,20 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 		addr := netip.AddrPortFrom(h.Addr, Port).String()
 		args := append([]string{"-mode", c.cfg.Mode, "-addr", addr, "-backend", server.BackendMemory, "-require-key", balancer.KeyHeader}, c.cfg.Args...)
-		// The server runs a trivial shell until it is in its group, so
-		// that none of its threads starts outside the quota.
-		cmd := h.Command(ctx, "sh", "-c", `while [ ! -e "$0.go" ]; do sleep 0.01; done; exec "$@"`, filepath.Join(c.work, fmt.Sprintf("replica-%d", len(c.servers))), c.cfg.Server)
-		cmd.Args = append(cmd.Args, args...)
+		// The group first, then the host: ip netns exec mounts a sysfs of
+		// the namespace's own, where the cgroup files are not.
+		argv := append(inGroup(g), h.Command(ctx, c.cfg.Server, args...).Args...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Env = append(os.Environ(), env...)
 		p, err := proc.Start(cmd)
 		if err != nil {
 			return err
 		}
-		addErr := g.Add(p.PID())
-		goErr := os.WriteFile(filepath.Join(c.work, fmt.Sprintf("replica-%d.go", len(c.servers))), nil, 0o600)
 		s, err := proc.AwaitServer(p)
 		if err != nil {
-			return errors.Join(addErr, goErr, err)
-		}
-		c.servers = append(c.servers, s)
-		if err := errors.Join(addErr, goErr); err != nil {
 			return err
 		}
+		c.servers = append(c.servers, s)
 		addrs = append(addrs, s.Addr)
 	}
 	for _, a := range addrs {
@@ -160,15 +156,13 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.bal, err = balancer.Start(k, balancer.Config{Policy: f.Policy, Backends: addrs, TempDir: c.work, Env: env}); err != nil {
-			return err
-		}
-		// The balancer's CPU is the hop's cost: its own group, no quota.
+		// The balancer's CPU is the hop's cost: a group of its own, no
+		// quota, which nginx's workers start in too.
 		g, err := c.weighted()
 		if err != nil {
 			return err
 		}
-		if err := g.Add(c.bal.PID()); err != nil {
+		if c.bal, err = balancer.Start(k, balancer.Config{Policy: f.Policy, Backends: addrs, TempDir: c.work, Env: env, Prefix: inGroup(g)}); err != nil {
 			return err
 		}
 		c.front, err = grpc.NewClient(c.bal.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -184,6 +178,14 @@ func (c *Cluster) start(ctx context.Context) error {
 		c.front = c.replicas[0]
 		return nil
 	}
+}
+
+// inGroup is a command prefix that runs the rest of its command line in
+// g: a shell writes its own PID to the group's files, then execs the
+// program, whose every thread and child starts in the group.
+func inGroup(g *cgroup.Group) []string {
+	files := g.ProcsFiles()
+	return []string{"sh", "-c", `echo $$ > "$0" && echo $$ > "$1" && shift && exec "$@"`, files[0], files[len(files)-1]}
 }
 
 // group makes a replica's group: a quota of cpus, or none.
@@ -288,14 +290,12 @@ func Leftovers(ctx context.Context, pid int) ([]string, error) {
 			out = append(out, "host "+n.Name)
 		}
 	}
-	if ctl, err := cgroup.Open(CgroupMount); err == nil {
-		for _, g := range ctl.Leftovers() {
-			if strings.HasPrefix(filepath.Base(g), fmt.Sprintf("locklab-%d-", pid)) {
-				out = append(out, "cgroup "+g)
-			}
+	for g, owner := range groups() {
+		if owner == pid {
+			out = append(out, "cgroup "+g)
 		}
 	}
-	for p, owner := range marked() {
+	for p, owner := range processes() {
 		if owner == pid {
 			out = append(out, "process "+strconv.Itoa(p))
 		}
@@ -309,16 +309,30 @@ func Leftovers(ctx context.Context, pid int) ([]string, error) {
 }
 
 // Sweep removes what clusters of runners no longer alive left: it kills
-// their marked processes (a balancer's workers, which outlive their
-// master), then removes their hosts, cgroups and work directories.
+// their processes (nginx's workers, which outlive their master; the rest
+// die with the runner), then removes their hosts, cgroups and work
+// directories.
 func Sweep(ctx context.Context) error {
-	for p, owner := range marked() {
-		if !alive(owner) {
+	// Only the processes of runners that made clusters (a work directory
+	// names them) or that carry the mark: the cgroups' names are shared
+	// with the runner's other groups, whose processes are not ours.
+	ran := map[int]bool{}
+	for _, owner := range workDirs() {
+		ran[owner] = true
+	}
+	marked := map[int]bool{}
+	for p := range processes() {
+		marked[p] = hasMark(p)
+	}
+	dead := map[int]int{}
+	for p, owner := range processes() {
+		if !alive(owner) && (ran[owner] || marked[p]) {
+			dead[p] = owner
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
-	for p, owner := range marked() {
-		for i := 0; !alive(owner) && alive(p) && i < 100; i++ {
+	for p := range dead {
+		for i := 0; alive(p) && !gone(p) && i < 100; i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -334,37 +348,73 @@ func Sweep(ctx context.Context) error {
 	return err
 }
 
-// marked are the live processes that carry OwnerEnv, and its value.
-func marked() map[int]int {
+// processes are the live processes of clusters, and their runners' PIDs:
+// those in the clusters' cgroups (a balancer's workers among them) and
+// those that carry OwnerEnv.
+func processes() map[int]int {
 	out := map[int]int{}
+	for g, owner := range groups() {
+		procs, _ := os.ReadFile(filepath.Join(g, "cgroup.procs"))
+		for _, f := range strings.Fields(string(procs)) {
+			if p, err := strconv.Atoi(f); err == nil && !gone(p) {
+				out[p] = owner
+			}
+		}
+	}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
-		if err != nil || p == os.Getpid() {
+		if err != nil || p == os.Getpid() || gone(p) {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && zombie(string(st)) {
-			continue // dead already, its parent yet to reap it
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if v, ok := strings.CutPrefix(kv, OwnerEnv+"="); ok {
-				if owner, err := strconv.Atoi(v); err == nil {
-					out[p] = owner
-				}
-			}
+		if owner, ok := mark(p); ok {
+			out[p] = owner
 		}
 	}
 	return out
 }
 
-// zombie reads the state from /proc/PID/stat: "pid (comm) S ...".
-func zombie(stat string) bool {
-	i := strings.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+// mark is the OwnerEnv of process p, if it has one.
+func mark(p int) (owner int, ok bool) {
+	env, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "environ"))
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, found := strings.CutPrefix(kv, OwnerEnv+"="); found {
+			owner, err := strconv.Atoi(v)
+			return owner, err == nil
+		}
+	}
+	return 0, false
+}
+
+func hasMark(p int) bool { _, ok := mark(p); return ok }
+
+// groups are the lab's cgroups, in every hierarchy (v2's root, v1's
+// controllers), and the PIDs of the processes that made them
+// (cgroup's names: locklab-PID-N).
+func groups() map[string]int {
+	out := map[string]int{}
+	dirs, _ := filepath.Glob(filepath.Join(CgroupMount, "locklab-*"))
+	v1, _ := filepath.Glob(filepath.Join(CgroupMount, "*", "locklab-*"))
+	for _, d := range append(dirs, v1...) {
+		rest := strings.TrimPrefix(filepath.Base(d), "locklab-")
+		p, _, ok := strings.Cut(rest, "-")
+		if owner, err := strconv.Atoi(p); ok && err == nil {
+			out[d] = owner
+		}
+	}
+	return out
+}
+
+// gone says whether process p has ended: no such process, or a zombie
+// whose parent is yet to reap it.
+func gone(p int) bool {
+	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "stat"))
+	if err != nil {
+		return true
+	}
+	s := string(st)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 // workDirs are the clusters' directories in the temporary directory, and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,6 +99,8 @@ func TestLeftoversOfAKilledRunner(t *testing.T) {
 	left, err := Leftovers(ctx, pid)
 	require.NoError(t, err)
 	assert.NotEmpty(t, left, "the control: the killed runner left its cluster")
+	assert.True(t, slices.ContainsFunc(left, func(l string) bool { return strings.HasPrefix(l, "process ") }),
+		"the control: nginx's worker outlives its master and the runner: %v", left)
 	require.NoError(t, Sweep(ctx))
 	left, err = Leftovers(ctx, pid)
 	require.NoError(t, err)
