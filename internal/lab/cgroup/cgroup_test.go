@@ -205,3 +205,30 @@ func TestWeightedGroupsSplitTheCPU(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, used)
 }
+
+// TestProcsFiles: a PID written to each of a group's ProcsFiles is what Add
+// writes: v1's cpu and cpuacct twins, v2's one file. The control: a v1
+// hierarchy without cpuacct has one file.
+func TestProcsFiles(t *testing.T) {
+	mount := fakeV1(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(mount, "cpuacct"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mount, "cpuacct", "cpuacct.usage"), []byte("0\n"), 0o644))
+	c, err := open(mount)
+	require.NoError(t, err)
+	g, err := c.New(0.5)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, g.Remove()) })
+	files := g.ProcsFiles()
+	require.Len(t, files, 2)
+	require.NoError(t, g.Add(4242))
+	for _, f := range files {
+		assert.Equal(t, "4242", read(t, f), f)
+	}
+
+	c, err = open(fakeV1(t))
+	require.NoError(t, err)
+	g, err = c.New(0.5)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, g.Remove()) })
+	assert.Len(t, g.ProcsFiles(), 1, "the control")
+}

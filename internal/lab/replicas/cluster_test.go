@@ -47,10 +47,15 @@ func TestClusterEndToEnd(t *testing.T) {
 					assert.Positive(t, fd.Lost, "round robin loses increments at every replica")
 				}
 			}
-			servers, bal, err := cl.CPU()
+			r, _, err := measure(ctx, cl, Load{Workload: KV, Callers: 16, Duration: 500 * time.Millisecond, Seed: 1})
 			require.NoError(t, err)
-			assert.Positive(t, servers)
-			assert.Positive(t, bal)
+			assert.Zero(t, r.Errors)
+			assert.Positive(t, r.CallsPerS)
+			assert.Positive(t, r.P99Ms)
+			assert.Positive(t, r.ServerCPUPerCallUs, "the replicas' groups count their CPU")
+			assert.Positive(t, r.BalancerCPUPerCallUs, "the balancer's group counts its CPU")
+			assert.Positive(t, r.DriverCPUPerCallUs)
+			assert.InDelta(t, 0.6, r.QuotaUse, 0.6, "a share of the quota")
 			require.NoError(t, cl.Close())
 			require.NoError(t, cl.Close(), "twice")
 			left, err = Leftovers(ctx, os.Getpid())
