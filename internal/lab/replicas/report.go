@@ -67,7 +67,7 @@ func Report(res *Results) string {
 
 	fmt.Fprintf(&b, "\n## The cost of the hop\n\n")
 	fmt.Fprintf(&b, "The %s design, the kv workload's puts with %d callers, each key routed to one replica. "+
-		"Each block runs every arm for %s in an order drawn for the block; %d blocks. "+
+		"Each block runs every arm for %s in an order drawn for the block, one arm at a time (the driver is shared); %d blocks. "+
 		"Each arm against `%s` in the same block: the geometric mean of the ratios, with its %.0f%% interval (internal/lab/paired). "+
 		"**hop CPU** is the balancer's CPU and the driver's, per call.\n\n",
 		res.CostDesign, res.Callers, res.Round, res.Blocks, Baseline.Name(), paired.Confidence*100)
