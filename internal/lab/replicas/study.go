@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/paired"
@@ -51,8 +52,20 @@ func Run(ctx context.Context, o Options, command string, log io.Writer) (*Result
 	if res.RPCX, err = rpcxLevels(ctx, o); err != nil {
 		return nil, err
 	}
+	// Every cluster is closed by now: anything of this runner's still
+	// there is a leak, and the study says so rather than leave it.
+	left, err := Leftovers(ctx, os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	if len(left) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrLeftovers, strings.Join(left, ", "))
+	}
 	return res, nil
 }
+
+// ErrLeftovers: a study's clusters left something behind after Close.
+var ErrLeftovers = errors.New("replicas: the study's clusters left something behind")
 
 // anomalyCell runs each workload of the cell on a fresh cluster.
 func anomalyCell(ctx context.Context, o Options, c Cell) (row AnomalyRow, err error) {
