@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,4 +232,23 @@ func TestProcsFiles(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, g.Remove()) })
 	assert.Len(t, g.ProcsFiles(), 1, "the control")
+}
+
+// TestTwoControllersOfOneProcess: two controllers over one hierarchy in
+// one process make groups of different names. The control: the name the
+// second would have taken first is the first's.
+func TestTwoControllersOfOneProcess(t *testing.T) {
+	mount := fakeV1(t)
+	a, err := open(mount)
+	require.NoError(t, err)
+	b, err := open(mount)
+	require.NoError(t, err)
+	ga, err := a.New(0.5)
+	require.NoError(t, err)
+	gb, err := b.New(0.5)
+	require.NoError(t, err)
+	assert.NotEqual(t, ga.Path, gb.Path)
+	assert.Equal(t, ga.Path, filepath.Join(b.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), 1)), "the control")
+	require.NoError(t, ga.Remove())
+	require.NoError(t, gb.Remove())
 }

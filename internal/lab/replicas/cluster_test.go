@@ -65,6 +65,30 @@ func TestClusterEndToEnd(t *testing.T) {
 	}
 }
 
+// TestCostRounds is the cost's rounds for real, short: the direct arm and
+// two replicas behind HAProxy, two blocks, every round measured, and each
+// arm's ratio to the direct one in its block.
+func TestCostRounds(t *testing.T) {
+	require.NoError(t, hosts.Supported())
+	ctx := context.Background()
+	f, err := LookupFront("haproxy/" + balancer.Key)
+	require.NoError(t, err)
+	o := Options{Server: bin, Round: 300 * time.Millisecond}.withDefaults()
+	rs, err := rounds(ctx, o, []Arm{Baseline, {Front: f, Replicas: 2}}, KV, 16, 2)
+	require.NoError(t, err)
+	require.Len(t, rs, 4)
+	for _, r := range rs {
+		assert.Zero(t, r.Errors, r.Arm)
+		assert.Positive(t, r.ServerCPUPerCallUs, r.Arm)
+	}
+	cs := Compare(rs, Baseline.Name())
+	require.Len(t, cs, 2*len(Metrics))
+	assert.Equal(t, 2, cs[len(Metrics)].Effect.N, "two blocks paired")
+	left, err := Leftovers(ctx, os.Getpid())
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}
+
 // TestFailedStartLeavesNothing: a replica that cannot start (an option the
 // server refuses) fails Start, and what Start had made (the hosts, the
 // first replica, the groups, the directory) is gone. The control is
