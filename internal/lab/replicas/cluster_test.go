@@ -63,30 +63,27 @@ func TestClusterEndToEnd(t *testing.T) {
 			assert.Empty(t, left, "nothing left after Close")
 		})
 	}
-}
-
-// TestCostRounds is the cost's rounds for real, short: the direct arm and
-// two replicas behind HAProxy, two blocks, every round measured, and each
-// arm's ratio to the direct one in its block.
-func TestCostRounds(t *testing.T) {
-	require.NoError(t, hosts.Supported())
-	ctx := context.Background()
-	f, err := LookupFront("haproxy/" + balancer.Key)
-	require.NoError(t, err)
-	o := Options{Server: bin, Round: 300 * time.Millisecond}.withDefaults()
-	rs, err := rounds(ctx, o, []Arm{Baseline, {Front: f, Replicas: 2}}, KV, 16, 2)
-	require.NoError(t, err)
-	require.Len(t, rs, 4)
-	for _, r := range rs {
-		assert.Zero(t, r.Errors, r.Arm)
-		assert.Positive(t, r.ServerCPUPerCallUs, r.Arm)
-	}
-	cs := Compare(rs, Baseline.Name())
-	require.Len(t, cs, 2*len(Metrics))
-	assert.Equal(t, 2, cs[len(Metrics)].Effect.N, "two blocks paired")
-	left, err := Leftovers(ctx, os.Getpid())
-	require.NoError(t, err)
-	assert.Empty(t, left)
+	t.Run("cost rounds", func(t *testing.T) {
+		// The cost's rounds, short: the direct arm and two replicas
+		// behind HAProxy, two blocks, each arm's ratio to the direct one
+		// in its block.
+		f, err := LookupFront("haproxy/" + balancer.Key)
+		require.NoError(t, err)
+		o := Options{Server: bin, Round: 300 * time.Millisecond}.withDefaults()
+		rs, err := rounds(ctx, o, []Arm{Baseline, {Front: f, Replicas: 2}}, KV, 16, 2)
+		require.NoError(t, err)
+		require.Len(t, rs, 4)
+		for _, r := range rs {
+			assert.Zero(t, r.Errors, r.Arm)
+			assert.Positive(t, r.ServerCPUPerCallUs, r.Arm)
+		}
+		cs := Compare(rs, Baseline.Name())
+		require.Len(t, cs, 2*len(Metrics))
+		assert.Equal(t, 2, cs[len(Metrics)].Effect.N, "two blocks paired")
+		left, err := Leftovers(ctx, os.Getpid())
+		require.NoError(t, err)
+		assert.Empty(t, left)
+	})
 }
 
 // TestFailedStartLeavesNothing: a replica that cannot start (an option the
