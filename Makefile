@@ -123,6 +123,11 @@ $(if $(filter study,$(MAKECMDGOALS)),$(if $(NAME),,$(error make study: give the 
 study: build deb-h2load db-servers $(BIN)/k6 $(BIN)/ghz ## run a study into its folder under docs/results/: make study NAME=cores (ARGS add flags to each of its plans)
 	LOCKLAB_COMMAND='make study NAME=$(NAME)$(with-args)' $(RUNNER) -study $(NAME) $(ARGS)
 
+# The replicas study's row of the catalogue, by the name docs/replicas.md uses.
+.PHONY: replicas
+replicas: deb-haproxy deb-nginx ## the replicas study, as make study NAME=replicas: replicas on hosts of their own behind a balancer (root)
+	$(MAKE) study NAME=replicas
+
 # One run's server profiled: a CPU profile and a runtime trace over its
 # measured window, saved beside the run's raw JSON (docs/methodology.md).
 # PROFILE picks the run (its number or id) of the plan that PROFILE_ARGS

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/replicas"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/seeds"
 	"github.com/locklab/locklab/internal/lab/study"
@@ -277,12 +278,15 @@ func planEstimate(c command) time.Duration {
 }
 
 // seedEstimate is cmd/seeds' own estimate of its step: rendering a folder
-// takes no time; the bank over a database has seeds.BankDBEstimate; the
-// ghz seeds in memory estimate nothing.
+// takes no time; the bank over a database has seeds.BankDBEstimate, the
+// replicas study replicas.Estimate (its defaults); the ghz seeds in memory
+// estimate nothing.
 func seedEstimate(args []string) (time.Duration, bool) {
 	switch args[0] {
 	case "ladder", "ngrinder":
 		return 0, true
+	case "replicas":
+		return replicas.Estimate(replicas.Options{}), true
 	case "bank":
 		if i := slices.Index(args, "-backend"); i < 0 || i+1 >= len(args) || !plan.OverDatabase(args[i+1]) {
 			return 0, false

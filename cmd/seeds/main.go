@@ -11,6 +11,8 @@
 //	seeds rpcx     -out DIR [-requests 1000000]      # ghz: the rpcx page's levels, then render
 //	seeds ngrinder -before DIR -after DIR -out DIR   # the before/after report of two results folders
 //	seeds stub     -out DIR -seed NAME               # a folder's README before its first run
+//	seeds replicas -out DIR -server BIN              # the replicas study (internal/lab/replicas), with the nGrinder and rpcx replica tables
+//	seeds replicas -render DIR                       # its page again from the results.json in DIR
 //	seeds ghz-summary -workload W [-case C] [-scenario S] -in ghz.json -out summary.json
 //	seeds ghz-run -workload W [-case C] [-scenario S] -addr HOST:PORT -out summary.json -- [ghz flags]
 package main
@@ -33,6 +35,7 @@ import (
 	"github.com/locklab/locklab/internal/ghz"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/replicas"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/seeds"
 	"github.com/locklab/locklab/server"
@@ -66,7 +69,7 @@ var commands = []struct {
 	name string
 	fn   subcommand
 }{
-	{"ladder", ladder}, {"bank", bank}, {"rpcx", rpcx}, {"ngrinder", ngrinder}, {"stub", stub}, {"ghz-summary", ghzSummary}, {"ghz-run", ghzRun},
+	{"ladder", ladder}, {"bank", bank}, {"rpcx", rpcx}, {"ngrinder", ngrinder}, {"stub", stub}, {"replicas", replicasStudy}, {"ghz-summary", ghzSummary}, {"ghz-run", ghzRun},
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -366,4 +369,42 @@ func commandLine(sub string, args []string) string {
 		return c
 	}
 	return strings.Join(append([]string{"go run ./cmd/seeds", sub}, args...), " ")
+}
+
+// replicasStudy runs the replicas study into -out, or renders its page
+// again from the results a run saved (-render).
+func replicasStudy(ctx context.Context, fs *flag.FlagSet, args []string, out io.Writer) error {
+	d := replicas.Defaults
+	o := replicas.Options{}
+	fs.StringVar(&o.Out, "out", "", "the study's folder")
+	fs.StringVar(&o.Server, "server", "bin/locklab", "the locklab binary")
+	fs.Float64Var(&o.ReplicaCPUs, "replica-cpus", d.ReplicaCPUs, "every replica's CPU quota")
+	fs.IntVar(&o.Callers, "callers", d.Callers, "the driver's callers for the anomaly table and the cost rounds")
+	fs.DurationVar(&o.AnomalyRun, "anomaly-run", d.AnomalyRun, "each workload's run per design and front")
+	fs.DurationVar(&o.Round, "round", d.Round, "one cost or seed round")
+	fs.IntVar(&o.Blocks, "blocks", d.Blocks, "blocks of cost rounds")
+	fs.StringVar(&o.CostDesign, "design", d.CostDesign, "the design of the cost rounds and the seed tables")
+	render := fs.String("render", "", "render the page again from the results.json in this folder, and run nothing")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *render != "" {
+		res, err := replicas.ReadResults(*render)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		return os.WriteFile(filepath.Join(*render, replicas.ReportFile), []byte(replicas.Report(res)), 0o644)
+	}
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	res, err := replicas.Run(ctx, o, commandLine("replicas", args), out)
+	if err != nil {
+		return err
+	}
+	if err := replicas.Write(o.Out, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "seeds: %s\n", filepath.Join(o.Out, replicas.ReportFile))
+	return nil
 }

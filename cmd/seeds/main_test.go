@@ -53,6 +53,10 @@ func TestBadInput(t *testing.T) {
 		{"stub of an unknown seed", []string{"stub", "-out", empty, "-seed", "nope"}, `-seed "nope"`},
 		{"ghz-summary of an unknown case", []string{"ghz-summary", "-workload", "kv", "-case", "get", "-in", "x", "-out", "y"}, "kv/get"},
 		{"an extra argument", []string{"stub", "-out", empty, "-seed", "bank", "extra"}, `unexpected argument "extra"`},
+		{"replicas without -out", []string{"replicas"}, "want a server binary and a folder"},
+		{"replicas of one block", []string{"replicas", "-out", empty, "-blocks", "1"}, "blocks 1"},
+		{"replicas of a design without the bank", []string{"replicas", "-out", empty, "-design", "atomic"}, `design "atomic"`},
+		{"replicas rendered from an empty folder", []string{"replicas", "-render", empty}, "results.json"},
 		{"ghz-run without -addr", []string{"ghz-run", "-workload", "counter", "-out", "x"}, "-addr is required"},
 		{"ghz-run of a case ghz cannot send", []string{"ghz-run", "-workload", "kv", "-case", "get", "-addr", "127.0.0.1:1", "-out", "x"}, "kv/get"},
 	}

@@ -198,6 +198,16 @@ type Config struct {
 	Backends []string
 	// Addr is where the balancer listens ("" picks a free loopback port).
 	Addr string
+	// TempDir is where the private directory is made ("" the system's
+	// temporary directory): a study puts it under a folder named for its
+	// runner, so that what a killed runner left can be found.
+	TempDir string
+	// Env is added to the balancer's environment.
+	Env []string
+	// Prefix is a command the balancer is run through: the balancer's own
+	// command line follows its arguments (a shell that puts itself in a
+	// cgroup and execs the rest, so that nginx's workers start there).
+	Prefix []string
 }
 
 func (c Config) validate() error {
@@ -243,7 +253,7 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if cfg.Addr, err = freePort(cfg.Addr); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "locklab-"+k.Name+"-")
+	dir, err := os.MkdirTemp(cfg.TempDir, "locklab-"+k.Name+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +271,12 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if err := errors.Join(err, f.Close()); err != nil {
 		return fail(err)
 	}
-	if b.proc, err = proc.Start(exec.Command(bin, k.args(dir, path)...)); err != nil {
+	argv := append(append(slices.Clone(cfg.Prefix), bin), k.args(dir, path)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cfg.Env != nil {
+		cmd.Env = append(os.Environ(), cfg.Env...)
+	}
+	if b.proc, err = proc.Start(cmd); err != nil {
 		return fail(err)
 	}
 	if err := b.proc.WaitDial(cfg.Addr, StartTimeout); err != nil {
@@ -279,6 +294,9 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 
 // Addr is where the balancer listens.
 func (b *Balancer) Addr() string { return b.addr }
+
+// PID is the balancer's process (nginx's master).
+func (b *Balancer) PID() int { return b.proc.PID() }
 
 // Dir is the balancer's private directory (its config, pid file, socket).
 func (b *Balancer) Dir() string { return b.dir }

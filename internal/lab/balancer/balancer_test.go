@@ -330,3 +330,26 @@ func TestKeylessCallsAreSpread(t *testing.T) {
 		assert.ElementsMatch(t, modesOf(servers), keysOf(spread(t, c, []string{""}, 12)[""]))
 	})
 }
+
+// TestTempDirEnvAndPrefix: the private directory is made in TempDir, and
+// the balancer runs through Prefix with Env added (a shell prefix that
+// writes a file shows it ran). The control: without them the directory is
+// elsewhere and no file is written.
+func TestTempDirEnvAndPrefix(t *testing.T) {
+	forKinds(t, func(t *testing.T, k Kind) {
+		_, addrs := backends(t, 1)
+		tmp := t.TempDir()
+		ran := filepath.Join(tmp, "ran")
+		b := start(t, k, Config{Backends: addrs, TempDir: tmp, Env: []string{"LOCKLAB_TEST_MARK=1"},
+			Prefix: []string{"sh", "-c", `echo "$LOCKLAB_TEST_MARK" > "$0" && exec "$@"`, ran}})
+		assert.Equal(t, tmp, filepath.Dir(b.Dir()))
+		got, err := os.ReadFile(ran)
+		require.NoError(t, err, "the prefix ran")
+		assert.Equal(t, "1\n", string(got), "with Env")
+
+		require.NoError(t, os.Remove(ran))
+		plain := start(t, k, Config{Backends: addrs})
+		assert.NotEqual(t, tmp, filepath.Dir(plain.Dir()), "the control")
+		assert.NoFileExists(t, ran, "the control")
+	})
+}

@@ -208,10 +208,18 @@ func (c *Controller) New(cpus float64) (*Group, error) {
 // make creates a new group of the lab's, in the cpuacct hierarchy too
 // where v1 keeps one, with no settings yet.
 func (c *Controller) make() (*Group, error) {
-	c.seq++
-	g := &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq))}
-	if err := os.Mkdir(g.Path, 0o755); err != nil {
-		return nil, fmt.Errorf("cgroup: %w", err)
+	var g *Group
+	for {
+		c.seq++
+		g = &Group{c: c, Path: filepath.Join(c.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), c.seq))}
+		err := os.Mkdir(g.Path, 0o755)
+		if errors.Is(err, os.ErrExist) {
+			continue // another Controller of this process made it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		break
 	}
 	if c.Acct != "" {
 		g.acct = filepath.Join(c.Acct, filepath.Base(g.Path))
@@ -258,6 +266,18 @@ func (g *Group) Add(pid int) error {
 		}
 	}
 	return nil
+}
+
+// ProcsFiles are the files Add writes a PID to: the group's cgroup.procs,
+// and its twin's in v1's cpuacct hierarchy. A process that writes its own
+// PID to each before it execs a program runs that program, and every
+// process it forks, in the group from its first instruction.
+func (g *Group) ProcsFiles() []string {
+	out := []string{filepath.Join(g.Path, "cgroup.procs")}
+	if g.acct != "" {
+		out = append(out, filepath.Join(g.acct, "cgroup.procs"))
+	}
+	return out
 }
 
 // Usage is the CPU time the group's processes have used since it was made:

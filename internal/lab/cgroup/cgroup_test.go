@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,4 +205,50 @@ func TestWeightedGroupsSplitTheCPU(t *testing.T) {
 	used, err := g3.Usage()
 	require.NoError(t, err)
 	assert.Positive(t, used)
+}
+
+// TestProcsFiles: a PID written to each of a group's ProcsFiles is what Add
+// writes: v1's cpu and cpuacct twins, v2's one file. The control: a v1
+// hierarchy without cpuacct has one file.
+func TestProcsFiles(t *testing.T) {
+	mount := fakeV1(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(mount, "cpuacct"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mount, "cpuacct", "cpuacct.usage"), []byte("0\n"), 0o644))
+	c, err := open(mount)
+	require.NoError(t, err)
+	g, err := c.New(0.5)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, g.Remove()) })
+	files := g.ProcsFiles()
+	require.Len(t, files, 2)
+	require.NoError(t, g.Add(4242))
+	for _, f := range files {
+		assert.Equal(t, "4242", read(t, f), f)
+	}
+
+	c, err = open(fakeV1(t))
+	require.NoError(t, err)
+	g, err = c.New(0.5)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, g.Remove()) })
+	assert.Len(t, g.ProcsFiles(), 1, "the control")
+}
+
+// TestTwoControllersOfOneProcess: two controllers over one hierarchy in
+// one process make groups of different names. The control: the name the
+// second would have taken first is the first's.
+func TestTwoControllersOfOneProcess(t *testing.T) {
+	mount := fakeV1(t)
+	a, err := open(mount)
+	require.NoError(t, err)
+	b, err := open(mount)
+	require.NoError(t, err)
+	ga, err := a.New(0.5)
+	require.NoError(t, err)
+	gb, err := b.New(0.5)
+	require.NoError(t, err)
+	assert.NotEqual(t, ga.Path, gb.Path)
+	assert.Equal(t, ga.Path, filepath.Join(b.Root, fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), 1)), "the control")
+	require.NoError(t, ga.Remove())
+	require.NoError(t, gb.Remove())
 }

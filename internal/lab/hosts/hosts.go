@@ -119,11 +119,15 @@ func start(ctx context.Context, opts Options) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	idx, err := indexes(ctx, opts.pid, len(nets))
+	if err != nil {
+		return nil, err
+	}
 	s := &Set{}
 	for i, n := range nets {
 		h := Host{
-			Namespace: fmt.Sprintf("%s-%d-%d", Prefix, opts.pid, i),
-			Link:      fmt.Sprintf("%s%dv%d", Prefix, opts.pid, i),
+			Namespace: fmt.Sprintf("%s-%d-%d", Prefix, opts.pid, idx[i]),
+			Link:      fmt.Sprintf("%s%dv%d", Prefix, opts.pid, idx[i]),
 			Gateway:   n.Addr().Next(),
 			Addr:      n.Addr().Next().Next(),
 		}
@@ -137,6 +141,31 @@ func start(ctx context.Context, opts Options) (*Set, error) {
 		s.hosts = append(s.hosts, h)
 	}
 	return s, nil
+}
+
+// indexes are the n indexes the names of a new set take: 0..n-1, or, for
+// this process's own sets, the lowest its other sets still open do not
+// hold, so that one runner may hold several sets at once.
+func indexes(ctx context.Context, pid, n int) ([]int, error) {
+	used := map[int]bool{}
+	if pid == os.Getpid() {
+		names, err := Made(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range names {
+			if m.PID == pid {
+				used[m.index] = true
+			}
+		}
+	}
+	var out []int
+	for i := 0; len(out) < n; i++ {
+		if !used[i] {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 // add makes one host. On failure the caller removes what carries the host's
@@ -251,6 +280,7 @@ type Name struct {
 	Name      string
 	PID       int
 	Namespace bool // a namespace; otherwise a link of the root namespace
+	index     int
 }
 
 // parseName reads "llh-PID-I" (a namespace) or "llhPIDvI" (a link).
@@ -271,10 +301,11 @@ func parseName(s string, namespace bool) (Name, bool) {
 		return Name{}, false
 	}
 	p, err := strconv.Atoi(pid)
-	if _, err2 := strconv.Atoi(idx); err != nil || err2 != nil || p <= 0 {
+	i, err2 := strconv.Atoi(idx)
+	if err != nil || err2 != nil || p <= 0 {
 		return Name{}, false
 	}
-	return Name{Name: s, PID: p, Namespace: namespace}, true
+	return Name{Name: s, PID: p, Namespace: namespace, index: i}, true
 }
 
 // Sweep removes the namespaces and links of runners whose PID is no longer

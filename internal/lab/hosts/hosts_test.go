@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -280,4 +281,26 @@ func TestPickNetsSkipsUsed(t *testing.T) {
 	got, err := pickNets(netip.MustParsePrefix("10.213.0.0/16"), used, 2)
 	require.NoError(t, err)
 	assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.213.1.0/30"), netip.MustParsePrefix("10.213.1.4/30")}, got)
+}
+
+// TestSetsOfOneRunner: one runner holds two sets at once, under names of
+// their own; a set closed frees its names for the next. The control: sets
+// made for another PID take the same names, and the second fails.
+func TestSetsOfOneRunner(t *testing.T) {
+	a := started(t, Options{Hosts: 2})
+	b := started(t, Options{Hosts: 1})
+	var names []string
+	for _, h := range append(slices.Clone(a.Hosts()), b.Hosts()...) {
+		names = append(names, h.Namespace)
+	}
+	assert.Len(t, names, 3)
+	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(names))), 3, "names of their own: %v", names)
+	require.NoError(t, a.Close())
+	c := started(t, Options{Hosts: 1})
+	assert.Equal(t, fmt.Sprintf("%s-%d-0", Prefix, os.Getpid()), c.Hosts()[0].Namespace, "a closed set's names are free again")
+
+	other := liveOwner(t)
+	started(t, Options{Hosts: 1, pid: other})
+	_, err := Start(context.Background(), Options{Hosts: 1, pid: other})
+	assert.Error(t, err, "the control")
 }

@@ -28,6 +28,13 @@ func StartServer(cmd *exec.Cmd) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return AwaitServer(p)
+}
+
+// AwaitServer waits until p, a locklab server started with Start, listens;
+// it stops p if it does not. For a caller that does something to the
+// process (puts it in a cgroup) between its start and its listening.
+func AwaitServer(p *Proc) (*Server, error) {
 	m, err := p.WaitLine(listenLine, ServerStartTimeout)
 	if err != nil {
 		_ = p.Stop()

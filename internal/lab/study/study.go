@@ -201,6 +201,11 @@ var Studies = []Study{
 		SeedArgs: "ngrinder -before {out}/before -after {out}/after -out {out}",
 		Desc:     "the nGrinder before/after report: mutex before, inputQ-batch after",
 	},
+	{
+		Name: "replicas", Engine: Seed, Out: "replicas", Budget: 15 * time.Minute,
+		SeedArgs: "replicas -out {out} -server {server}",
+		Desc:     "replicas of every design behind HAProxy, nginx or the client's own balancing: anomalies under round robin and key routing, the hop's cost at one, two and three replicas, and the nGrinder and rpcx seeds' replica tables",
+	},
 }
 
 // Reserved are the words -study takes besides the names of the studies.

@@ -1,0 +1,201 @@
+package replicas
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/balancer"
+	"github.com/locklab/locklab/internal/lab/seeds"
+)
+
+// Options are the study's knobs. The zero value, given a Server and an
+// Out, is the study `make replicas` runs (Defaults).
+type Options struct {
+	Server string // the locklab binary
+	Out    string // the study's folder
+
+	// ReplicaCPUs is every replica's quota, in CPUs.
+	ReplicaCPUs float64
+	// AnomalyReplicas is the cluster size of the anomaly table.
+	AnomalyReplicas int
+	// AnomalyRun is how long each workload runs per design and front.
+	AnomalyRun time.Duration
+	// Callers is the driver's concurrency for the anomaly table and the
+	// cost rounds.
+	Callers int
+	// CostReplicas are the cluster sizes the cost is measured at.
+	CostReplicas []int
+	// CostDesign is the design of the cost rounds and the seed tables.
+	CostDesign string
+	// Round is one cost or seed round's length; Blocks how many blocks of
+	// rounds the cost runs (every arm once per block, in a random order).
+	Round  time.Duration
+	Blocks int
+	// SeedBlocks is the nGrinder table's blocks.
+	SeedBlocks int
+	Seed       uint64
+}
+
+// Defaults are the study's: rounds that fit the study's budget on a 2-CPU
+// machine (Estimate; the catalogue's budget test holds it).
+var Defaults = Options{
+	ReplicaCPUs:     0.5,
+	AnomalyReplicas: 2,
+	AnomalyRun:      time.Second,
+	Callers:         32,
+	CostReplicas:    []int{1, 2, 3},
+	CostDesign:      "mutex",
+	Round:           2 * time.Second,
+	Blocks:          8,
+	SeedBlocks:      3,
+	Seed:            1,
+}
+
+// withDefaults fills every zero knob from Defaults.
+func (o Options) withDefaults() Options {
+	d := Defaults
+	if o.ReplicaCPUs == 0 {
+		o.ReplicaCPUs = d.ReplicaCPUs
+	}
+	if o.AnomalyReplicas == 0 {
+		o.AnomalyReplicas = d.AnomalyReplicas
+	}
+	if o.AnomalyRun == 0 {
+		o.AnomalyRun = d.AnomalyRun
+	}
+	if o.Callers == 0 {
+		o.Callers = d.Callers
+	}
+	if o.CostReplicas == nil {
+		o.CostReplicas = d.CostReplicas
+	}
+	if o.CostDesign == "" {
+		o.CostDesign = d.CostDesign
+	}
+	if o.Round == 0 {
+		o.Round = d.Round
+	}
+	if o.Blocks == 0 {
+		o.Blocks = d.Blocks
+	}
+	if o.SeedBlocks == 0 {
+		o.SeedBlocks = d.SeedBlocks
+	}
+	if o.Seed == 0 {
+		o.Seed = d.Seed
+	}
+	return o
+}
+
+// Validate says what is wrong with the options, all of it.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if o.Server == "" || o.Out == "" {
+		errs = append(errs, errors.New("replicas: want a server binary and a folder"))
+	}
+	if o.AnomalyReplicas < 2 {
+		errs = append(errs, fmt.Errorf("replicas: the anomaly table needs 2 replicas at least, not %d", o.AnomalyReplicas))
+	}
+	if o.ReplicaCPUs < 0 || o.Callers < 1 || o.Blocks < 2 || o.SeedBlocks < 1 || o.AnomalyRun < 0 || o.Round < 0 {
+		errs = append(errs, fmt.Errorf("replicas: quota %v, callers %d, blocks %d, seed blocks %d, runs %v and %v: want a quota ≥ 0, a caller, 2 blocks, a seed block and positive durations",
+			o.ReplicaCPUs, o.Callers, o.Blocks, o.SeedBlocks, o.AnomalyRun, o.Round))
+	}
+	for _, n := range o.CostReplicas {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("replicas: %d replicas", n))
+		}
+	}
+	if !slices.Contains(Designs(), o.CostDesign) || !Serves(o.CostDesign, KV) || !Serves(o.CostDesign, Bank) {
+		errs = append(errs, fmt.Errorf("replicas: design %q: want one of %v that serves the kv and bank workloads", o.CostDesign, Designs()))
+	}
+	return errors.Join(errs...)
+}
+
+// A Cell is one design under one front of the anomaly table.
+type Cell struct {
+	Design    string
+	Front     Front
+	Workloads []string // the workloads the design serves, of Counter and Bank
+}
+
+// AnomalyPlan is every design under every front.
+func AnomalyPlan() []Cell {
+	var out []Cell
+	for _, d := range Designs() {
+		for _, f := range Fronts() {
+			c := Cell{Design: d, Front: f}
+			for _, w := range []string{Counter, Bank} {
+				if Serves(d, w) {
+					c.Workloads = append(c.Workloads, w)
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// An Arm is one cluster of the cost rounds: a front at a size.
+type Arm struct {
+	Front    Front
+	Replicas int
+}
+
+// Name is how the report names the arm.
+func (a Arm) Name() string { return fmt.Sprintf("%s ×%d", a.Front.Name, a.Replicas) }
+
+// Baseline is the arm every other is compared with: one replica, dialled.
+var Baseline = Arm{Front: Direct, Replicas: 1}
+
+// CostArms are the baseline, then every front of the key policy at every
+// size: the key policy, because it is the one that keeps a service of
+// replicas correct.
+func CostArms(sizes []int) []Arm {
+	out := []Arm{Baseline}
+	for _, n := range sizes {
+		for _, f := range Fronts() {
+			if f.Policy == balancer.Key {
+				out = append(out, Arm{Front: f, Replicas: n})
+			}
+		}
+	}
+	return out
+}
+
+// The seed tables' arms: the nGrinder post's one server, then two behind
+// nginx; the rpcx page's one client balancing over two servers.
+var (
+	NGrinderArms = []Arm{Baseline, {Front: Front{Name: "nginx/" + balancer.Key, Balancer: "nginx", Policy: balancer.Key}, Replicas: 2}}
+	RPCXArm      = Arm{Front: Front{Name: "client/" + balancer.RoundRobin, Client: balancer.RoundRobin, Policy: balancer.RoundRobin}, Replicas: 2}
+)
+
+// Per-step overheads of the estimate, as measured on a 2-CPU machine: a
+// cluster's start and stop, and the checks after an anomaly run (the
+// bank's are Accounts × 2 calls per replica).
+const (
+	clusterOverhead = 1500 * time.Millisecond
+	checkOverhead   = 300 * time.Millisecond
+)
+
+// Estimate is how long the study takes with o: the anomaly table, the
+// cost rounds and the two seed tables, each cluster's start and stop
+// included.
+func Estimate(o Options) time.Duration {
+	o = o.withDefaults()
+	var d time.Duration
+	for _, c := range AnomalyPlan() {
+		d += clusterOverhead + time.Duration(len(c.Workloads))*(o.AnomalyRun+checkOverhead)
+	}
+	arms := CostArms(o.CostReplicas)
+	d += time.Duration(len(arms))*clusterOverhead + time.Duration(o.Blocks*len(arms))*o.Round
+	d += time.Duration(len(NGrinderArms))*clusterOverhead + time.Duration(o.SeedBlocks*len(NGrinderArms))*o.Round
+	d += clusterOverhead + time.Duration(len(seeds.RPCXLevels))*o.Round
+	return d
+}
+
+// machineCPUs is the CPUs the driver, the balancer and the replicas share.
+func machineCPUs() int { return runtime.NumCPU() }

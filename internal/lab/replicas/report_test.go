@@ -1,0 +1,88 @@
+package replicas
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fakeResults are a study's results made up for the report's golden file:
+// two designs under two fronts, three blocks of two arms, two levels.
+func fakeResults() *Results {
+	res := &Results{Command: "make replicas", CPUs: 2, ReplicaCPUs: 0.5, AnomalyReplicas: 2, AnomalyRun: "1s", Callers: 32,
+		CostDesign: "mutex", Round: "2s", Blocks: 3}
+	res.Anomalies = []AnomalyRow{
+		{Design: "mutex", Front: "haproxy/roundrobin", Findings: []Finding{{Workload: Counter, Lost: 812, Spread: 1}, {Workload: Bank, Overdrawn: 3, Disagree: 60, Spread: 32}}, Calls: 9000},
+		{Design: "mutex", Front: "haproxy/key", Keyed: true, Findings: []Finding{{Workload: Counter}, {Workload: Bank}}, Calls: 9100},
+		{Design: "atomic", Front: "haproxy/roundrobin", Findings: []Finding{{Workload: Counter}}, Calls: 9000},
+	}
+	for b := range 3 {
+		k := float64(b)
+		res.Cost = append(res.Cost,
+			Round{Arm: Baseline.Name(), Replicas: 1, Block: b, CallsPerS: 10000 + 100*k, P99Ms: 2 + 0.1*k, ServerCPUPerCallUs: 50, DriverCPUPerCallUs: 40 + k},
+			Round{Arm: "haproxy/key ×2", Replicas: 2, Block: b, CallsPerS: 8000 + 50*k, P99Ms: 3 + 0.1*k, ServerCPUPerCallUs: 55 + k, BalancerCPUPerCallUs: 20, DriverCPUPerCallUs: 42},
+		)
+		res.NGrinder = append(res.NGrinder,
+			Round{Arm: Baseline.Name(), Replicas: 1, Block: b, CallsPerS: 5000 + 10*k, P99Ms: 30},
+			Round{Arm: "nginx/key ×2", Replicas: 2, Block: b, CallsPerS: 6000 + 20*k, P99Ms: 35, Errors: 1},
+		)
+	}
+	res.RPCX = []Level{
+		{Clients: 100, MeanMs: 4.2, MedianMs: 3.9, MaxMs: 40, MinMs: 0.3, P99Ms: 15, TPS: 12000, QuotaUse: 0.97, DriverCPUs: 0.8, Bottleneck: ServersBound},
+		{Clients: 1000, MeanMs: 40, MedianMs: 38, MaxMs: 400, MinMs: 0.4, P99Ms: 120, TPS: 11000, QuotaUse: 0.7, DriverCPUs: 0.95, Bottleneck: DriverBound},
+	}
+	return res
+}
+
+// TestReportGolden: the report of fake results, and of a study not run
+// yet, against their golden files (go test -update rewrites them).
+func TestReportGolden(t *testing.T) {
+	for name, res := range map[string]*Results{"report.md": fakeResults(), "stub.md": nil} {
+		t.Run(name, func(t *testing.T) {
+			got := Report(res)
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), got)
+		})
+	}
+}
+
+// TestCompare: the arm's ratio to the baseline of its block, with an
+// interval that holds it; a block whose baseline is zero gives no ratio
+// (the control).
+func TestCompare(t *testing.T) {
+	cs := Compare(fakeResults().Cost, Baseline.Name())
+	require.Len(t, cs, 2*len(Metrics))
+	base, arm := cs[0], cs[len(Metrics)]
+	assert.Equal(t, Baseline.Name(), base.Arm)
+	assert.Zero(t, base.Effect.N, "the baseline has no ratio to itself")
+	assert.Equal(t, 3, arm.Effect.N)
+	assert.Less(t, arm.Effect.GeoMean, 1.0, "fewer calls/s through the hop")
+	assert.True(t, arm.Effect.Contains(arm.Effect.GeoMean))
+	rounds := fakeResults().Cost
+	rounds[0].CallsPerS = 0
+	assert.NotEmpty(t, Compare(rounds, Baseline.Name())[len(Metrics)].Err, "the control")
+}
+
+// TestWrite: the results and the report land in the folder, and the
+// results read back give the same report.
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, Write(dir, fakeResults()))
+	page, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	res, err := ReadResults(dir)
+	require.NoError(t, err)
+	assert.Equal(t, string(page), Report(res))
+}

@@ -1,0 +1,222 @@
+package replicas
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/internal/lab/paired"
+	"github.com/locklab/locklab/internal/lab/seeds"
+)
+
+// NGrinderCallers is the nGrinder post's virtual users, as the lab's
+// seed-ngrinder study runs them.
+const NGrinderCallers = 100
+
+// Run runs the study with o: the anomaly table, the cost rounds and the
+// two seed tables. Progress goes to log.
+func Run(ctx context.Context, o Options, command string, log io.Writer) (*Results, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	res := &Results{
+		Command: command, CPUs: machineCPUs(), ReplicaCPUs: o.ReplicaCPUs, AnomalyReplicas: o.AnomalyReplicas,
+		AnomalyRun: o.AnomalyRun.String(), Callers: o.Callers, CostDesign: o.CostDesign, Round: o.Round.String(), Blocks: o.Blocks,
+	}
+	fmt.Fprintf(log, "replicas: about %v\n", Estimate(o).Round(time.Second))
+	for i, c := range AnomalyPlan() {
+		fmt.Fprintf(log, "replicas: anomalies %d/%d: %s under %s\n", i+1, len(AnomalyPlan()), c.Design, c.Front.Name)
+		row, err := anomalyCell(ctx, o, c)
+		if err != nil {
+			return nil, fmt.Errorf("replicas: %s under %s: %w", c.Design, c.Front.Name, err)
+		}
+		res.Anomalies = append(res.Anomalies, row)
+	}
+	var err error
+	fmt.Fprintln(log, "replicas: cost rounds")
+	if res.Cost, err = rounds(ctx, o, CostArms(o.CostReplicas), KV, o.Callers, o.Blocks); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(log, "replicas: the nGrinder scale-out")
+	if res.NGrinder, err = rounds(ctx, o, NGrinderArms, Bank, NGrinderCallers, o.SeedBlocks); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(log, "replicas: the rpcx page's two servers")
+	if res.RPCX, err = rpcxLevels(ctx, o); err != nil {
+		return nil, err
+	}
+	// Every cluster is closed by now: anything of this runner's still
+	// there is a leak, and the study says so rather than leave it.
+	left, err := Leftovers(ctx, os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	if len(left) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrLeftovers, strings.Join(left, ", "))
+	}
+	return res, nil
+}
+
+// ErrLeftovers: a study's clusters left something behind after Close.
+var ErrLeftovers = errors.New("replicas: the study's clusters left something behind")
+
+// anomalyCell runs each workload of the cell on a fresh cluster.
+func anomalyCell(ctx context.Context, o Options, c Cell) (row AnomalyRow, err error) {
+	row = AnomalyRow{Design: c.Design, Front: c.Front.Name, Keyed: c.Front.Keyed()}
+	cl, err := Start(ctx, Config{Server: o.Server, Mode: c.Design, Replicas: o.AnomalyReplicas, Front: c.Front, ReplicaCPUs: o.ReplicaCPUs})
+	if err != nil {
+		return row, err
+	}
+	defer func() { err = errors.Join(err, cl.Close()) }()
+	for _, w := range c.Workloads {
+		f, t, err := Anomalies(ctx, cl, Load{Workload: w, Callers: o.Callers, Duration: o.AnomalyRun, Seed: o.Seed})
+		if err != nil {
+			return row, err
+		}
+		row.Findings = append(row.Findings, f)
+		row.Calls += t.Calls
+		row.Errors += t.Errors
+	}
+	return row, nil
+}
+
+// Anomalies resets the cluster's replicas, runs l (Counter or Bank)
+// through its front and checks the replicas.
+func Anomalies(ctx context.Context, cl *Cluster, l Load) (Finding, Tally, error) {
+	if err := Reset(ctx, cl.Replicas()); err != nil {
+		return Finding{}, Tally{}, err
+	}
+	t, err := Drive(ctx, cl.Front(), l)
+	if err != nil {
+		return Finding{}, t, err
+	}
+	switch l.Workload {
+	case Counter:
+		s, err := ReadCounter(ctx, cl.Replicas(), t.AckedDelta)
+		return CheckCounter(s), t, err
+	case Bank:
+		s, err := ReadBank(ctx, cl.Replicas(), t.Ledger)
+		return CheckBank(s), t, err
+	}
+	return Finding{}, t, fmt.Errorf("replicas: no anomaly check for %q", l.Workload)
+}
+
+// rounds starts a cluster per arm, then runs blocks of rounds, every arm
+// once per block in an order drawn for the block (paired.Order).
+func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers, blocks int) (out []Round, err error) {
+	clusters := map[string]*Cluster{}
+	defer func() {
+		for _, cl := range clusters {
+			err = errors.Join(err, cl.Close())
+		}
+	}()
+	var names []string
+	for _, a := range arms {
+		cl, err := Start(ctx, Config{Server: o.Server, Mode: o.CostDesign, Replicas: a.Replicas, Front: a.Front, ReplicaCPUs: o.ReplicaCPUs})
+		if err != nil {
+			return nil, fmt.Errorf("replicas: %s: %w", a.Name(), err)
+		}
+		clusters[a.Name()] = cl
+		names = append(names, a.Name())
+	}
+	for b := range blocks {
+		for _, name := range paired.Order(int(o.Seed), b, names) {
+			cl := clusters[name]
+			r, _, err := measure(ctx, cl, Load{Workload: workload, Callers: callers, Duration: o.Round, Seed: o.Seed + uint64(b)})
+			if err != nil {
+				return nil, fmt.Errorf("replicas: %s, block %d: %w", name, b+1, err)
+			}
+			r.Arm, r.Replicas, r.Block = name, cl.Config().Replicas, b
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// measure runs one round on a reset cluster and takes its CPU.
+func measure(ctx context.Context, cl *Cluster, l Load) (Round, Tally, error) {
+	if err := Reset(ctx, cl.Replicas()); err != nil {
+		return Round{}, Tally{}, err
+	}
+	s0, b0, err := cl.CPU()
+	if err != nil {
+		return Round{}, Tally{}, err
+	}
+	t, err := Drive(ctx, cl.Front(), l)
+	if err != nil {
+		return Round{}, t, err
+	}
+	s1, b1, err := cl.CPU()
+	if err != nil {
+		return Round{}, t, err
+	}
+	r := Round{Calls: t.Calls, Errors: t.Errors, CallsPerS: t.CallsPerS(), P99Ms: t.P99(), QuotaUse: cl.QuotaUse(s1-s0, t.Elapsed)}
+	if n := float64(t.OK + t.Refused); n > 0 {
+		us := func(d time.Duration) float64 { return float64(d.Microseconds()) / n }
+		r.ServerCPUPerCallUs, r.BalancerCPUPerCallUs, r.DriverCPUPerCallUs = us(s1-s0), us(b1-b0), us(t.DriverCPU)
+	}
+	return r, t, nil
+}
+
+// rpcxLevels runs the rpcx page's levels of clients against two replicas.
+func rpcxLevels(ctx context.Context, o Options) (out []Level, err error) {
+	cl, err := Start(ctx, Config{Server: o.Server, Mode: o.CostDesign, Replicas: RPCXArm.Replicas, Front: RPCXArm.Front, ReplicaCPUs: o.ReplicaCPUs})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, cl.Close()) }()
+	for _, clients := range seeds.RPCXLevels {
+		r, t, err := measure(ctx, cl, Load{Workload: KV, Callers: clients, Duration: o.Round, Seed: o.Seed})
+		if err != nil {
+			return nil, fmt.Errorf("replicas: rpcx, %d clients: %w", clients, err)
+		}
+		h := t.Latency
+		lv := Level{Clients: clients, MeanMs: h.Mean() / 1000, MedianMs: float64(h.ValueAtQuantile(50)) / 1000,
+			MaxMs: float64(h.Max()) / 1000, MinMs: float64(h.Min()) / 1000, P99Ms: r.P99Ms, TPS: r.CallsPerS, Errors: t.Errors,
+			QuotaUse: r.QuotaUse, DriverCPUs: t.DriverCPU.Seconds() / t.Elapsed.Seconds()}
+		lv.Bottleneck = Bottleneck(lv.QuotaUse, lv.DriverCPUs, machineCPUs(), o.ReplicaCPUs*float64(RPCXArm.Replicas))
+		out = append(out, lv)
+	}
+	return out, nil
+}
+
+// Files a study run writes into its folder.
+const (
+	ResultsFile = "results.json"
+	ReportFile  = "README.md"
+)
+
+// Write saves res and its report into dir.
+func Write(dir string, res *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ReportFile), []byte(Report(res)), 0o644)
+}
+
+// ReadResults reads the results a run saved into dir.
+func ReadResults(dir string) (*Results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("replicas: %s: %w", filepath.Join(dir, ResultsFile), err)
+	}
+	return &res, nil
+}
