@@ -104,22 +104,28 @@ func (b *Bank) Audit(ctx context.Context, seed workload.BankConfig) (Audit, erro
 	return a, rows.Err()
 }
 
-// Owners reads the ownership table (routed-owner): each account taken over
-// at least once, and the replica that took it last (empty after a reset).
-func (b *Bank) Owners(ctx context.Context) (map[uint32]string, error) {
-	rows, err := b.db.QueryContext(ctx, "SELECT account, owner FROM owners")
+// Ownership is one row of the ownership table.
+type Ownership struct {
+	Owner string // the replica that took the account last; empty after a reset
+	Epoch uint64 // one more at every takeover and every reset
+}
+
+// Owners reads the ownership table (routed-owner): every account taken
+// over at least once.
+func (b *Bank) Owners(ctx context.Context) (map[uint32]Ownership, error) {
+	rows, err := b.db.QueryContext(ctx, "SELECT account, owner, epoch FROM owners")
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	defer rows.Close()
-	out := map[uint32]string{}
+	out := map[uint32]Ownership{}
 	for rows.Next() {
 		var id uint32
-		var owner string
-		if err := rows.Scan(&id, &owner); err != nil {
+		var o Ownership
+		if err := rows.Scan(&id, &o.Owner, &o.Epoch); err != nil {
 			return nil, unavailable(err)
 		}
-		out[id] = owner
+		out[id] = o
 	}
 	return out, rows.Err()
 }

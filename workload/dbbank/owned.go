@@ -43,18 +43,21 @@ import (
 // a takeover and a reset of the bank each add one.
 const ownersTable = `CREATE TABLE IF NOT EXISTS owners (
 		account INT UNSIGNED NOT NULL PRIMARY KEY,
-		owner VARCHAR(128) NOT NULL,
+		owner VARBINARY(128) NOT NULL,
 		epoch BIGINT UNSIGNED NOT NULL
 	) ENGINE=InnoDB`
 
 // requestsTable holds the answer of every transfer that came with a request
 // id, written in the transfer's own transaction.
 const requestsTable = `CREATE TABLE IF NOT EXISTS requests (
-		req_id VARCHAR(128) NOT NULL PRIMARY KEY,
+		req_id VARBINARY(128) NOT NULL PRIMARY KEY,
 		seq BIGINT UNSIGNED NOT NULL,
 		from_balance BIGINT NOT NULL,
 		to_balance BIGINT NOT NULL
 	) ENGINE=InnoDB`
+
+// MaxOwner is the longest replica name the ownership table holds, in bytes.
+const MaxOwner = 128
 
 // MaxReqID is the longest request id a transfer may carry, in bytes.
 const MaxReqID = 128

@@ -48,7 +48,7 @@ func TestFencing(t *testing.T) {
 			require.NoError(t, err)
 			own, err := a.Owners(t.Context())
 			require.NoError(t, err)
-			assert.Equal(t, map[uint32]string{1: "a", 2: "a"}, own)
+			assert.Equal(t, map[uint32]Ownership{1: {"a", 1}, 2: {"a", 1}}, own)
 
 			r, err := b.ApplyOwned(transferCmd(1, 2, 100, ""))
 			require.NoError(t, err)
