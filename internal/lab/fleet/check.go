@@ -1,0 +1,124 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/workload"
+	"github.com/locklab/locklab/workload/dbbank"
+)
+
+// Tally counts a client's outcomes.
+type Tally struct {
+	Sent, Acked, Refused, Unresolved int
+	// Unknown and Fenced count attempts (Outcome.Unknown, Outcome.Fenced).
+	Unknown, Fenced int
+}
+
+// Count tallies outcomes.
+func Count(outcomes []Outcome) Tally {
+	var t Tally
+	for _, o := range outcomes {
+		t.Sent++
+		t.Unknown += o.Unknown
+		t.Fenced += o.Fenced
+		switch {
+		case o.Acked:
+			t.Acked++
+		case o.Refused != 0:
+			t.Refused++
+		default:
+			t.Unresolved++
+		}
+	}
+	return t
+}
+
+// Check audits the bank in the database at dsn, seeded from seed, against
+// the outcomes of every transfer sent to it (each with a request id), and
+// returns one record.Check per rule:
+//
+//   - money conserved: the balances sum to the seed's total;
+//   - no negative balance;
+//   - balances match the transfers: every account holds its seeded balance
+//     plus what the recorded transfers moved (a lost update breaks it);
+//   - no acknowledged transfer lost: each acknowledged id is stored, with
+//     the sequence number its answer gave;
+//   - each transfer applied at most once: as many transfers as stored ids,
+//     and every stored id one the clients sent.
+func Check(ctx context.Context, dsn string, seed workload.BankConfig, outcomes []Outcome) ([]record.Check, dbbank.Audit, error) {
+	b, err := dbbank.Open(ctx, dbbank.Config{DSN: dsn, Pool: 1, Bank: seed})
+	if err != nil {
+		return nil, dbbank.Audit{}, err
+	}
+	defer b.Close()
+	a, err := b.Audit(ctx, seed)
+	if err != nil {
+		return nil, a, err
+	}
+	return Judge(a, seed, outcomes), a, nil
+}
+
+// Judge is Check's rules over an audit already read.
+func Judge(a dbbank.Audit, seed workload.BankConfig, outcomes []Outcome) []record.Check {
+	var checks []record.Check
+	add := func(name string, ok bool, format string, args ...any) {
+		checks = append(checks, record.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	total := int64(seed.Accounts) * seed.InitialBalance
+	if init, err := workload.NewBank(seed); err == nil {
+		if s, err := init.Apply(workload.BankCmd{Op: workload.BankSummary}); err == nil {
+			total = s.Total
+		}
+	}
+	add("money conserved", a.Total == total, "balances sum to %d; the seed's total is %d", a.Total, total)
+	add("no negative balance", a.MinBalance >= 0, "smallest balance %d", a.MinBalance)
+	add("balances match the transfers", len(a.Drift) == 0, "%d accounts differ from their seeded balance plus the recorded transfers: %v", len(a.Drift), a.Drift)
+	sent := map[string]bool{}
+	lost, wrong := 0, 0
+	for _, o := range outcomes {
+		sent[o.Cmd.ReqID] = true
+		if !o.Acked {
+			continue
+		}
+		seq, ok := a.ReqSeq[o.Cmd.ReqID]
+		switch {
+		case !ok:
+			lost++
+		case seq != o.Result.Seq:
+			wrong++
+		}
+	}
+	add("no acknowledged transfer lost", lost == 0 && wrong == 0, "%d acknowledged transfers not stored, %d stored under another sequence number", lost, wrong)
+	stray := 0
+	for id := range a.ReqSeq {
+		if !sent[id] {
+			stray++
+		}
+	}
+	add("each transfer applied at most once", a.Transfers == a.Requests && stray == 0, "%d transfers recorded, %d request ids stored, %d of them never sent", a.Transfers, a.Requests, stray)
+	return checks
+}
+
+// Failed returns the checks that failed.
+func Failed(checks []record.Check) []record.Check {
+	var out []record.Check
+	for _, c := range checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Owners reads the ownership table of the database at dsn (routed-owner):
+// each account's last owner, by replica name (Name), and its epoch.
+func Owners(ctx context.Context, dsn string, seed workload.BankConfig) (map[uint32]dbbank.Ownership, error) {
+	b, err := dbbank.Open(ctx, dbbank.Config{DSN: dsn, Pool: 1, Bank: seed})
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.Owners(ctx)
+}
