@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/workload"
@@ -88,7 +90,9 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 
 			require.NoError(t, f.Pause(0))
 			late := make(chan Outcome, 1)
-			go func() { late <- Transfer(ctx, f.Conn(), transfer(from, to, 1, "late"), Retry{Attempt: 30 * time.Second}) }()
+			go func() {
+				late <- Transfer(ctx, f.Conn(), transfer(from, to, 1, "late"), Retry{Attempt: 30 * time.Second})
+			}()
 			time.Sleep(300 * time.Millisecond) // the call reaches r0's socket and waits there
 			require.NoError(t, f.Drain(0))
 			o := Transfer(ctx, f.Conn(), transfer(from, to, 100, "takeover"), Retry{})
@@ -152,25 +156,67 @@ func load(ctx context.Context, f *Fleet, clients int) []Outcome {
 }
 
 // TestKilledUnderLoad: under load through the balancer, one of three
-// replicas is killed with SIGKILL. Every transfer ends acknowledged or
-// refused; the calls cut off by the kill are counted and retried with
-// their request ids; the checker finds no acknowledged transfer lost, none
-// applied twice, and the money whole. (The checker's controls:
-// TestCheckCanFail.)
+// replicas is killed with SIGKILL while it holds a call: every write
+// sleeps 100 ms (-work), so the calls routed to it are in flight, and the
+// test sends one more there, directly, just before the kill. Every transfer ends
+// acknowledged or refused; the calls the kill cut off (that one at least)
+// are counted and retried with their request ids on the replicas left; the
+// checker finds no acknowledged transfer lost, none applied twice, and the
+// money whole. (The checker's controls: TestCheckCanFail.)
 func TestKilledUnderLoad(t *testing.T) {
 	dsn := newDSN(t)
-	f := start(t, Config{Mode: ownerMode, DSN: dsn, Replicas: 3})
+	f := start(t, Config{Mode: ownerMode, DSN: dsn, Replicas: 3, Args: func(int) []string {
+		return []string{"-work", "100ms", "-work-kind", "sleep"}
+	}})
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
+	// A read takes the account over on the replica its key routes to.
+	for k := uint32(1); k <= seed.Accounts; k++ {
+		_, err := Balance(ctx, f.Conn(), k)
+		require.NoError(t, err)
+	}
+	own, err := Owners(ctx, dsn, seed)
+	require.NoError(t, err)
+	var onR1 uint32
+	for k := uint32(1); k <= seed.Accounts && onR1 == 0; k++ {
+		if own[k].Owner == Name(1) {
+			onR1 = k
+		}
+	}
+	require.NotZero(t, onR1, "no key routed to r1: %v", own)
+
 	done := make(chan []Outcome, 1)
 	go func() { done <- load(ctx, f, 4) }()
 	time.Sleep(time.Second)
+	// The call goes to r1 directly, as from a client that balances for
+	// itself. Sent through HAProxy, such a call came back answered, by
+	// another replica, without the client seeing an error (which of
+	// HAProxy and grpc-go retried it is not established here), and the
+	// test would not see the unknown outcome it is about.
+	direct, err := grpc.NewClient(f.Addr(1), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer direct.Close()
+	cmd := transfer(onR1, 1+onR1%seed.Accounts, 1, "cut")
+	cut := make(chan Outcome, 1)
+	cctx, ccancel := context.WithCancel(t.Context())
+	defer ccancel()
+	go func() { cut <- Transfer(cctx, direct, cmd, Retry{Attempt: 5 * time.Second}) }()
+	time.Sleep(50 * time.Millisecond) // the call is in r1's hands
 	require.NoError(t, f.Kill(1))
-	log := <-done
+	time.Sleep(100 * time.Millisecond)
+	ccancel()
+	first := <-cut
+	require.False(t, first.Acked, "r1 answered before it died: %+v", first)
+	require.Positive(t, first.Unknown, "the call the kill cut off: %+v", first)
+	// The client retries it through the balancer, with its id.
+	retried := Transfer(t.Context(), f.Conn(), cmd, Retry{})
+	retried.Unknown += first.Unknown
+	log := append(<-done, retried)
 	tally := Count(log)
 	t.Logf("tally %+v", tally)
 	assert.Zero(t, tally.Unresolved, "every transfer ends acknowledged or refused")
 	assert.Positive(t, tally.Acked)
+	assert.True(t, retried.Acked, "the retried call: %+v", retried)
 	checks, audit, err := Check(t.Context(), dsn, seed, log)
 	require.NoError(t, err)
 	assert.Empty(t, failedNames(checks), "%+v", checks)
