@@ -122,3 +122,47 @@ func Owners(ctx context.Context, dsn string, seed workload.BankConfig) (map[uint
 	defer b.Close()
 	return b.Owners(ctx)
 }
+
+// JudgeReplicas checks what a client can see of replicas that keep their
+// state in memory, without a database to audit:
+//
+//   - no account overdrawn: the acknowledged transfers, applied to one bank
+//     made from seed, leave no balance below zero (two replicas that each
+//     let an account pay out its whole balance create money);
+//   - reads agree: every read of one account, made after the transfers,
+//     gave the same balance (replicas that each applied some of the
+//     transfers disagree).
+func JudgeReplicas(seed workload.BankConfig, outcomes []Outcome, reads map[uint32][]int64) []record.Check {
+	var checks []record.Check
+	add := func(name string, ok bool, format string, args ...any) {
+		checks = append(checks, record.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	net := map[uint32]int64{}
+	for _, o := range outcomes {
+		if o.Acked {
+			net[o.Cmd.From] -= o.Cmd.Amount
+			net[o.Cmd.To] += o.Cmd.Amount
+		}
+	}
+	var over []uint32
+	if init, err := workload.NewBank(seed); err == nil {
+		for id := uint32(1); id <= seed.Accounts; id++ {
+			r, err := init.Apply(workload.BankCmd{Op: workload.BankBalance, From: id})
+			if err == nil && r.Balance+net[id] < 0 {
+				over = append(over, id)
+			}
+		}
+	}
+	add("no account overdrawn", len(over) == 0, "the acknowledged transfers overdraw accounts %v", over)
+	var split []uint32
+	for id, rs := range reads {
+		for _, r := range rs {
+			if r != rs[0] {
+				split = append(split, id)
+				break
+			}
+		}
+	}
+	add("reads agree", len(split) == 0, "accounts read with different balances: %v", split)
+	return checks
+}

@@ -1,0 +1,67 @@
+package fleet
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/locklab/locklab/internal/lab/balancer"
+	"github.com/locklab/locklab/store"
+	"github.com/locklab/locklab/workload"
+)
+
+// memoryDesigns are the registry's designs that serve the bank in memory.
+func memoryDesigns(t *testing.T) []string {
+	bank, err := workload.NewBank(seed)
+	require.NoError(t, err)
+	caps := store.CapabilitiesOf[workload.BankCmd, workload.BankResult](bank)
+	var out []string
+	for _, d := range store.Designs() {
+		if d.Supports(caps) == nil {
+			out = append(out, d.Name)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// TestRoundRobinOverMemory: two replicas of every in-memory design behind
+// a round-robin balancer each keep a bank of their own. Account 1 (1,000)
+// sends 600 twice and then 100: both 600s are acknowledged, one by each
+// replica, which no single bank would do (the checker finds account 1
+// overdrawn), and reads of account 1 alternate between the replicas'
+// different balances. The control routes by key: every call about account
+// 1 reaches one replica, the second 600 is refused for want of funds, and
+// the reads agree.
+func TestRoundRobinOverMemory(t *testing.T) {
+	for _, design := range memoryDesigns(t) {
+		for _, tt := range []struct {
+			policy string
+			fails  []string
+		}{{balancer.RoundRobin, []string{"no account overdrawn", "reads agree"}}, {balancer.Key, nil}} {
+			t.Run(design+"/"+tt.policy, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+				defer cancel()
+				f := start(t, Config{Mode: design, Policy: tt.policy})
+				var log []Outcome
+				for i, amount := range []int64{600, 600, 100} {
+					o := Transfer(ctx, f.Conn(), transfer(1, 2, amount, RequestID("c", i)), Retry{})
+					require.True(t, o.Acked || o.Refused == codes.FailedPrecondition, "%+v", o)
+					log = append(log, o)
+				}
+				reads := map[uint32][]int64{}
+				for range 4 {
+					b, err := Balance(ctx, f.Conn(), 1)
+					require.NoError(t, err)
+					reads[1] = append(reads[1], b)
+				}
+				checks := JudgeReplicas(seed, log, reads)
+				assert.ElementsMatch(t, tt.fails, failedNames(checks), "%+v", checks)
+			})
+		}
+	}
+}
