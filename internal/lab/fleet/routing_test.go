@@ -65,3 +65,73 @@ func TestRoundRobinOverMemory(t *testing.T) {
 		}
 	}
 }
+
+// readRounds reads every account through f rounds times and returns the
+// accounts whose ownership changed after the first round: under
+// routed-owner a read takes an account over on the replica that serves it,
+// so an account no longer taken over is served by one replica.
+func readRounds(ctx context.Context, t *testing.T, f *Fleet, dsn string, rounds int) []uint32 {
+	t.Helper()
+	var first map[uint32]uint64
+	var moved []uint32
+	for r := range rounds {
+		for k := uint32(1); k <= seed.Accounts; k++ {
+			_, err := Balance(ctx, f.Conn(), k)
+			require.NoError(t, err)
+		}
+		own, err := Owners(ctx, dsn, seed)
+		require.NoError(t, err)
+		if r == 0 {
+			first = map[uint32]uint64{}
+			for k, o := range own {
+				first[k] = o.Epoch
+			}
+			continue
+		}
+		for k := uint32(1); k <= seed.Accounts; k++ {
+			if own[k].Epoch != first[k] && !contains(moved, k) {
+				moved = append(moved, k)
+			}
+		}
+	}
+	return moved
+}
+
+func contains(s []uint32, v uint32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRoutedByKey: routed-owner behind a balancer that routes by key,
+// under load: the checker finds nothing wrong, and afterwards every
+// account is served by one replica (reads take nothing over again). The
+// control is round robin: the bank is still whole (each takeover is
+// fenced), but accounts keep moving between replicas.
+func TestRoutedByKey(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		moves  bool
+	}{{balancer.Key, false}, {balancer.RoundRobin, true}} {
+		t.Run(tt.policy, func(t *testing.T) {
+			dsn := newDSN(t)
+			f := start(t, Config{Mode: ownerMode, DSN: dsn, Replicas: 3, Policy: tt.policy})
+			ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+			defer cancel()
+			log := load(ctx, f, 4)
+			tally := Count(log)
+			t.Logf("tally %+v", tally)
+			assert.Zero(t, tally.Unresolved)
+			checks, _, err := Check(t.Context(), dsn, seed, log)
+			require.NoError(t, err)
+			assert.Empty(t, failedNames(checks), "%+v", checks)
+			rctx, rcancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer rcancel()
+			moved := readRounds(rctx, t, f, dsn, 3)
+			assert.Equal(t, tt.moves, len(moved) > 0, "accounts taken over again after the first round: %v", moved)
+		})
+	}
+}
