@@ -222,3 +222,44 @@ func TestKilledUnderLoad(t *testing.T) {
 	assert.Empty(t, failedNames(checks), "%+v", checks)
 	assert.Equal(t, uint64(tally.Acked), audit.Transfers, "every transfer applied is one acknowledged")
 }
+
+// TestDrainedAndStopped: under load through the balancer, replica r1 is
+// drained (HAProxy sends it no new call) and then stopped gracefully (its
+// health answers NOT_SERVING, the calls in flight finish). Once drained it
+// answers no more transfers; every transfer ends acknowledged or refused;
+// the checker finds the bank whole. The control skips the drain: r1 goes
+// on answering transfers until it stops.
+func TestDrainedAndStopped(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		drain bool
+	}{{"drained", true}, {"control: not drained", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dsn := newDSN(t)
+			f := start(t, Config{Mode: ownerMode, DSN: dsn, Replicas: 3})
+			ctx, cancel := context.WithTimeout(t.Context(), 2500*time.Millisecond)
+			defer cancel()
+			done := make(chan []Outcome, 1)
+			go func() { done <- load(ctx, f, 4) }()
+			time.Sleep(800 * time.Millisecond)
+			if tt.drain {
+				require.NoError(t, f.Drain(1))
+			}
+			time.Sleep(200 * time.Millisecond) // the calls in flight end
+			n1, err := f.Transfers(t.Context(), 1)
+			require.NoError(t, err)
+			time.Sleep(300 * time.Millisecond)
+			n2, err := f.Transfers(t.Context(), 1)
+			require.NoError(t, err)
+			require.NoError(t, f.Stop(1))
+			log := <-done
+			tally := Count(log)
+			t.Logf("r1 answered %d transfers, then %d; tally %+v", n1, n2, tally)
+			assert.Equal(t, tt.drain, n1 == n2, "r1 answered no transfer once drained")
+			assert.Zero(t, tally.Unresolved)
+			checks, _, err := Check(t.Context(), dsn, seed, log)
+			require.NoError(t, err)
+			assert.Empty(t, failedNames(checks), "%+v", checks)
+		})
+	}
+}

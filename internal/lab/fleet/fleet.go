@@ -16,6 +16,7 @@ package fleet
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -29,6 +30,7 @@ import (
 	"github.com/locklab/locklab/backend"
 	"github.com/locklab/locklab/internal/lab/balancer"
 	"github.com/locklab/locklab/internal/lab/proc"
+	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -223,4 +225,19 @@ func (f *Fleet) Close() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Transfers is how many TransferMoney calls replica i has answered, asked of
+// the replica itself, bypassing the balancer.
+func (f *Fleet) Transfers(ctx context.Context, i int) (uint64, error) {
+	cc, err := grpc.NewClient(f.replicas[i].Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return 0, err
+	}
+	defer cc.Close()
+	st, err := pb.NewAdminServiceClient(cc).GetStats(ctx, &pb.GetStatsRequest{})
+	if err != nil {
+		return 0, err
+	}
+	return st.GetRpcCounts()[pb.BankService_TransferMoney_FullMethodName].GetTotal(), nil
 }
