@@ -23,6 +23,8 @@ type Audit struct {
 	Drift []uint32
 	// ReqSeq is each stored request id's transfer.
 	ReqSeq map[string]uint64
+	// Balances is every account's balance.
+	Balances map[uint32]int64
 }
 
 // Audit reads the bank in one snapshot and checks it against seed, the
@@ -37,8 +39,8 @@ func (b *Bank) Audit(ctx context.Context, seed workload.BankConfig) (Audit, erro
 		return Audit{}, unavailable(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	a := Audit{ReqSeq: map[string]uint64{}}
 	bal := map[uint32]int64{}
+	a := Audit{ReqSeq: map[string]uint64{}, Balances: bal}
 	rows, err := tx.QueryContext(ctx, "SELECT id, balance FROM accounts")
 	if err != nil {
 		return Audit{}, unavailable(err)

@@ -135,3 +135,67 @@ func TestRoutedByKey(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaAdded: routed-owner over two replicas, routed by key, after
+// some transfers; a third replica is added (the balancer's consistent hash
+// gets one more server). Reading every account then moves some of them,
+// all to the new replica (about a third is the expectation; HAProxy's ring
+// of three servers is lumpy, and the test logs the share), and the new
+// owner reloads each from the database: every balance read equals the
+// database's. The control drains the new replica at once: nothing moves,
+// and the check of the move fails.
+func TestReplicaAdded(t *testing.T) {
+	bank := workload.BankConfig{Accounts: 60, InitialBalance: 1000}
+	for _, tt := range []struct {
+		name     string
+		drainNew bool
+	}{{"added", false}, {"control: added and drained", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			dsn := newDSN(t)
+			f := start(t, Config{Mode: ownerMode, DSN: dsn, Bank: bank})
+			for k := uint32(1); k <= bank.Accounts; k++ {
+				o := Transfer(ctx, f.Conn(), transfer(k, 1+k%bank.Accounts, int64(k), RequestID("c", int(k))), Retry{})
+				require.True(t, o.Acked, "%+v", o)
+			}
+			readAll := func() (map[uint32]int64, map[uint32]string) {
+				got := map[uint32]int64{}
+				for k := uint32(1); k <= bank.Accounts; k++ {
+					b, err := Balance(ctx, f.Conn(), k)
+					require.NoError(t, err)
+					got[k] = b
+				}
+				own, err := Owners(ctx, dsn, bank)
+				require.NoError(t, err)
+				names := map[uint32]string{}
+				for k, o := range own {
+					names[k] = o.Owner
+				}
+				return got, names
+			}
+			_, before := readAll()
+			n, err := f.Add()
+			require.NoError(t, err)
+			if tt.drainNew {
+				require.NoError(t, f.Drain(n))
+			}
+			got, after := readAll()
+			var moved, toNew int
+			for k := uint32(1); k <= bank.Accounts; k++ {
+				if after[k] != before[k] {
+					moved++
+					if after[k] == Name(n) {
+						toNew++
+					}
+				}
+			}
+			t.Logf("%d of %d accounts moved, %d of them to the new replica", moved, bank.Accounts, toNew)
+			_, audit, err := Check(ctx, dsn, bank, nil)
+			require.NoError(t, err)
+			assert.Equal(t, audit.Balances, got, "every balance read is the database's")
+			ok := moved > 0 && moved == toNew && moved < int(bank.Accounts)
+			assert.Equal(t, !tt.drainNew, ok, "moved %d, to the new replica %d", moved, toNew)
+		})
+	}
+}
