@@ -51,8 +51,8 @@ func transfer(from, to uint32, amount int64, id string) workload.BankCmd {
 // balancer moves the key to r1 (r0 drained), which takes both accounts over
 // and moves money; r0 is resumed (SIGCONT) and applies the waiting transfer
 // from the balances it still holds. Its write-through is refused by the
-// fencing epoch (ABORTED), the client retries on r1, and the checker finds
-// the bank whole. The control runs r0 with -db-no-fencing: the late write
+// fencing epoch (ABORTED), the client retries, and the checker finds the
+// bank whole. The control runs r0 with -db-no-fencing: the late write
 // lands, overwriting r1's, and the checker sees the balances part from the
 // recorded transfers.
 func TestPausedOwnerIsFenced(t *testing.T) {
@@ -88,12 +88,20 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 			require.NotZero(t, from, "no key routed to r0: %v", own)
 			to := from + 8
 
+			// The late call is sent to r0 itself, on a connection made before
+			// the pause, so that it is certainly r0's: a client that reached
+			// r0 just before it stopped.
+			direct, err := grpc.NewClient(f.Addr(0), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			require.NoError(t, err)
+			defer direct.Close()
+			_, err = Balance(ctx, direct, from)
+			require.NoError(t, err)
 			require.NoError(t, f.Pause(0))
 			late := make(chan Outcome, 1)
 			go func() {
-				late <- Transfer(ctx, f.Conn(), transfer(from, to, 1, "late"), Retry{Attempt: 30 * time.Second})
+				late <- Transfer(ctx, direct, transfer(from, to, 1, "late"), Retry{Attempt: 30 * time.Second})
 			}()
-			time.Sleep(300 * time.Millisecond) // the call reaches r0's socket and waits there
+			time.Sleep(100 * time.Millisecond) // the call waits in r0's socket
 			require.NoError(t, f.Drain(0))
 			o := Transfer(ctx, f.Conn(), transfer(from, to, 100, "takeover"), Retry{})
 			require.True(t, o.Acked, "%+v", o)
@@ -241,11 +249,11 @@ func TestDrainedAndStopped(t *testing.T) {
 			defer cancel()
 			done := make(chan []Outcome, 1)
 			go func() { done <- load(ctx, f, 4) }()
-			time.Sleep(800 * time.Millisecond)
+			time.Sleep(700 * time.Millisecond)
 			if tt.drain {
 				require.NoError(t, f.Drain(1))
 			}
-			time.Sleep(200 * time.Millisecond) // the calls in flight end
+			time.Sleep(300 * time.Millisecond) // the calls in flight end
 			n1, err := f.Transfers(t.Context(), 1)
 			require.NoError(t, err)
 			time.Sleep(300 * time.Millisecond)
