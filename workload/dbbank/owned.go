@@ -245,8 +245,11 @@ func (b *Bank) transferOwned(cmd workload.BankCmd) (workload.BankResult, error) 
 		_, err := tx.ExecContext(b.ctx, "INSERT INTO requests (req_id, seq, from_balance, to_balance) VALUES (?, ?, ?, ?)", cmd.ReqID, r.Seq, r.FromBalance, r.ToBalance)
 		if duplicate(err) {
 			// A retry of the same request committed on another replica
-			// while this one ran: its answer stands, this one is undone.
+			// while this one ran: its answer stands, this one is undone,
+			// and the accounts, which that replica changed, are reloaded
+			// at their next use.
 			_ = tx.Rollback()
+			b.drop(lo, hi)
 			r, found, err := answered(b.db, b, cmd.ReqID)
 			if err == nil && !found {
 				err = fmt.Errorf("request %q: duplicate, then not found", cmd.ReqID)

@@ -2,6 +2,7 @@ package dbbank
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,4 +134,53 @@ func TestResetFencesEveryOwner(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, audit.Drift)
 	assert.Zero(t, audit.Transfers)
+}
+
+// TestRequestIDRace: a retry that commits on another replica while this one
+// runs the same request (its lookup saw nothing; it waits on the other's
+// locks, then finds the id taken) is answered with the other's answer, and
+// this replica's transfer is undone: one transfer in all. The accounts are
+// reloaded, so a's next transfer starts from the other's balances. The
+// other replica is played by a transaction of the test's own.
+func TestRequestIDRace(t *testing.T) {
+	rs := replicas(t, 1, false)
+	a := rs[0]
+	_, err := a.ApplyOwned(transferCmd(5, 6, 1, "")) // a owns 5 and 6
+	require.NoError(t, err)
+	other, err := a.db.BeginTx(t.Context(), nil)
+	require.NoError(t, err)
+	defer other.Rollback() //nolint:errcheck // committed below
+	res, err := other.ExecContext(t.Context(), "INSERT INTO transfers (from_id, to_id, amount) VALUES (5, 6, 3)")
+	require.NoError(t, err)
+	seq, err := res.LastInsertId()
+	require.NoError(t, err)
+	_, err = other.ExecContext(t.Context(), "UPDATE accounts SET balance = balance + IF(id = 5, -3, 3) WHERE id IN (5, 6)")
+	require.NoError(t, err)
+	_, err = other.ExecContext(t.Context(), "INSERT INTO requests VALUES ('dup', ?, 996, 1004)", seq)
+	require.NoError(t, err)
+
+	type answer struct {
+		r   workload.BankResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		r, err := a.ApplyOwned(transferCmd(5, 6, 3, "dup"))
+		got <- answer{r, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // a waits on the id's lock
+	require.NoError(t, other.Commit())
+	ans := <-got
+	require.NoError(t, ans.err)
+	assert.Equal(t, workload.BankResult{Seq: uint64(seq), FromBalance: 996, ToBalance: 1004}, ans.r, "the other's answer")
+	audit, err := a.Audit(t.Context(), testSeed)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), audit.Transfers, "a's own transfer undone")
+	assert.Empty(t, audit.Drift)
+	r, err := a.ApplyOwned(transferCmd(5, 6, 1, ""))
+	require.NoError(t, err)
+	assert.Equal(t, int64(995), r.FromBalance, "from the other's balance")
+	audit, err = a.Audit(t.Context(), testSeed)
+	require.NoError(t, err)
+	assert.Empty(t, audit.Drift)
 }
