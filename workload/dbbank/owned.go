@@ -135,6 +135,9 @@ func (b *Bank) ownWithRetry(id uint32) (*ownedAccount, error) {
 		if retryable(err) && try < maxRetries {
 			continue
 		}
+		if refused(err) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, unavailable(err)
 		}
