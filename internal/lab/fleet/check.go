@@ -9,6 +9,17 @@ import (
 	"github.com/locklab/locklab/workload/dbbank"
 )
 
+// The names of the checks Judge and JudgeReplicas return.
+const (
+	CheckMoney       = "money conserved"
+	CheckNoNegative  = "no negative balance"
+	CheckLedger      = "balances match the transfers"
+	CheckNoAckLost   = "no acknowledged transfer lost"
+	CheckAtMostOnce  = "each transfer applied at most once"
+	CheckNoOverdraft = "no account overdrawn"
+	CheckReadsAgree  = "reads agree"
+)
+
 // Tally counts a client's outcomes.
 type Tally struct {
 	Sent, Acked, Refused, Unresolved int
@@ -72,9 +83,9 @@ func Judge(a dbbank.Audit, seed workload.BankConfig, outcomes []Outcome) []recor
 			total = s.Total
 		}
 	}
-	add("money conserved", a.Total == total, "balances sum to %d; the seed's total is %d", a.Total, total)
-	add("no negative balance", a.MinBalance >= 0, "smallest balance %d", a.MinBalance)
-	add("balances match the transfers", len(a.Drift) == 0, "%d accounts differ from their seeded balance plus the recorded transfers: %v", len(a.Drift), a.Drift)
+	add(CheckMoney, a.Total == total, "balances sum to %d; the seed's total is %d", a.Total, total)
+	add(CheckNoNegative, a.MinBalance >= 0, "smallest balance %d", a.MinBalance)
+	add(CheckLedger, len(a.Drift) == 0, "%d accounts differ from their seeded balance plus the recorded transfers: %v", len(a.Drift), a.Drift)
 	sent := map[string]bool{}
 	lost, wrong := 0, 0
 	for _, o := range outcomes {
@@ -90,14 +101,14 @@ func Judge(a dbbank.Audit, seed workload.BankConfig, outcomes []Outcome) []recor
 			wrong++
 		}
 	}
-	add("no acknowledged transfer lost", lost == 0 && wrong == 0, "%d acknowledged transfers not stored, %d stored under another sequence number", lost, wrong)
+	add(CheckNoAckLost, lost == 0 && wrong == 0, "%d acknowledged transfers not stored, %d stored under another sequence number", lost, wrong)
 	stray := 0
 	for id := range a.ReqSeq {
 		if !sent[id] {
 			stray++
 		}
 	}
-	add("each transfer applied at most once", a.Transfers == a.Requests && stray == 0, "%d transfers recorded, %d request ids stored, %d of them never sent", a.Transfers, a.Requests, stray)
+	add(CheckAtMostOnce, a.Transfers == a.Requests && stray == 0, "%d transfers recorded, %d request ids stored, %d of them never sent", a.Transfers, a.Requests, stray)
 	return checks
 }
 
@@ -153,7 +164,7 @@ func JudgeReplicas(seed workload.BankConfig, outcomes []Outcome, reads map[uint3
 			}
 		}
 	}
-	add("no account overdrawn", len(over) == 0, "the acknowledged transfers overdraw accounts %v", over)
+	add(CheckNoOverdraft, len(over) == 0, "the acknowledged transfers overdraw accounts %v", over)
 	var split []uint32
 	for id, rs := range reads {
 		for _, r := range rs {
@@ -163,6 +174,6 @@ func JudgeReplicas(seed workload.BankConfig, outcomes []Outcome, reads map[uint3
 			}
 		}
 	}
-	add("reads agree", len(split) == 0, "accounts read with different balances: %v", split)
+	add(CheckReadsAgree, len(split) == 0, "accounts read with different balances: %v", split)
 	return checks
 }

@@ -130,7 +130,7 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 			assert.Zero(t, lo.Fenced, "unfenced, r0's late write lands")
 			// Both balances are overwritten from r0's memory: the total
 			// holds, and r1's acknowledged transfer is gone from both.
-			assert.Equal(t, []string{"balances match the transfers"}, failedNames(checks))
+			assert.Equal(t, []string{CheckLedger}, failedNames(checks))
 			assert.Equal(t, []uint32{from, to}, audit.Drift)
 		})
 	}

@@ -42,7 +42,7 @@ func TestRoundRobinOverMemory(t *testing.T) {
 		for _, tt := range []struct {
 			policy string
 			fails  []string
-		}{{balancer.RoundRobin, []string{"no account overdrawn", "reads agree"}}, {balancer.Key, nil}} {
+		}{{balancer.RoundRobin, []string{CheckNoOverdraft, CheckReadsAgree}}, {balancer.Key, nil}} {
 			t.Run(design+"/"+tt.policy, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 				defer cancel()
