@@ -76,3 +76,20 @@ func hasValue(vs []string) bool {
 	}
 	return false
 }
+
+// RequestIDHeader carries a transfer's request id: a client that retries a
+// call whose outcome it does not know (the replica died before answering)
+// sends the same id again, and a bank that keeps ids (routed-owner over a
+// database) applies the transfer at most once and answers the retry with
+// the first answer. Other designs ignore it.
+const RequestIDHeader = "x-request-id"
+
+// requestID is the call's first non-empty RequestIDHeader, or "".
+func requestID(ctx context.Context) string {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, RequestIDHeader) {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

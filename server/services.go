@@ -39,7 +39,7 @@ type bankService struct {
 }
 
 func (s *bankService) TransferMoney(ctx context.Context, r *pb.TransferMoneyRequest) (*pb.TransferMoneyResponse, error) {
-	res, err := s.d.Do(ctx, workload.BankCmd{Op: workload.BankTransfer, From: r.GetFromAccount(), To: r.GetToAccount(), Amount: r.GetAmount()})
+	res, err := s.d.Do(ctx, workload.BankCmd{Op: workload.BankTransfer, From: r.GetFromAccount(), To: r.GetToAccount(), Amount: r.GetAmount(), ReqID: requestID(ctx)})
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -29,6 +29,10 @@ func codeOf(err error) codes.Code {
 		return codes.NotFound
 	case errors.Is(err, workload.ErrInsufficientFunds):
 		return codes.FailedPrecondition
+	case errors.Is(err, workload.ErrFenced):
+		// gRPC's code for a failed sequencer check: retry the whole call,
+		// wherever the balancer now sends it.
+		return codes.Aborted
 	case errors.Is(err, workload.ErrOverflow):
 		return codes.OutOfRange
 	case errors.Is(err, errNotServed):

@@ -40,6 +40,8 @@ func TestToStatus(t *testing.T) {
 		{workload.ErrNoAccount, codes.NotFound},
 		{workload.ErrNoKey, codes.NotFound},
 		{workload.ErrInsufficientFunds, codes.FailedPrecondition},
+		{workload.ErrFenced, codes.Aborted},
+		{fmt.Errorf("%w: accounts 1 and 2 were taken over", workload.ErrFenced), codes.Aborted},
 		{workload.ErrOverflow, codes.OutOfRange},
 		{workload.ErrCounterOverflow, codes.OutOfRange},
 		{store.ErrClosed, codes.Unavailable},

@@ -25,12 +25,17 @@ const (
 	// a database, safe to call from many goroutines at once, the database's
 	// row locks keeping it serializable (Transactional).
 	CapTx
+	// CapOwned: the machine serves, from memory, the keys routed to this
+	// process, loading each from a database shared with other replicas on
+	// first use and writing every change through to it under an ownership
+	// epoch the database checks (Owned).
+	CapOwned
 )
 
 var capNames = []struct {
 	c    Capability
 	name string
-}{{CapReads, "reads"}, {CapShards, "shards"}, {CapAtomic, "atomic"}, {CapCommit, "commit"}, {CapTx, "tx"}}
+}{{CapReads, "reads"}, {CapShards, "shards"}, {CapAtomic, "atomic"}, {CapCommit, "commit"}, {CapTx, "tx"}, {CapOwned, "owned"}}
 
 func (c Capability) String() string {
 	var parts []string
@@ -76,6 +81,16 @@ type Atomic[C, R any] interface {
 // the transactions that touch the same rows.
 type Transactional[C, R any] interface {
 	ApplyTx(cmd C) (R, error)
+}
+
+// Owned is implemented by machines whose state lives in a database shared by
+// several replicas, each replica owning the keys routed to it: ApplyOwned
+// answers from the owned keys' state in memory (loaded on first use, taking
+// ownership in the database) and writes each change through, committed
+// before it returns, refused by the database once another replica has taken
+// the key over. It is never called by two goroutines at once.
+type Owned[C, R any] interface {
+	ApplyOwned(cmd C) (R, error)
 }
 
 // Committer is implemented by durable machines: Apply records a state change,
@@ -127,6 +142,9 @@ func CapabilitiesOf[C, R any](m Machine[C, R]) Capability {
 	}
 	if _, ok := m.(Transactional[C, R]); ok {
 		c |= CapTx
+	}
+	if _, ok := m.(Owned[C, R]); ok {
+		c |= CapOwned
 	}
 	return c
 }

@@ -67,3 +67,6 @@ func (c *capable[C, R]) ApplyAtomic(cmd C) (R, error) {
 }
 
 func (c *capable[C, R]) ApplyTx(cmd C) (R, error) { return c.ApplyAtomic(cmd) }
+
+// ApplyOwned is called by routed-owner's one owner goroutine: no lock.
+func (c *capable[C, R]) ApplyOwned(cmd C) (R, error) { return c.m.Apply(cmd) }

@@ -145,6 +145,9 @@ func newFacade[C, R any](d Design, m Machine[C, R], caps Capability, cfg Config)
 		// Each ApplyTx commits its own transaction: nothing to commit
 		// after it.
 		f.apply = m.(Transactional[C, R]).ApplyTx
+	case d.Needs&CapOwned != 0:
+		// Each ApplyOwned writes its change through and commits it.
+		f.apply = m.(Owned[C, R]).ApplyOwned
 	case caps&CapCommit != 0:
 		f.commit = m.(Committer).Commit
 		mi.commit = f.commit

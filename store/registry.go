@@ -137,6 +137,7 @@ var registry = []Design{
 	{Name: "sharded-inputQ", Doc: "one owner goroutine per shard; a two-shard command travels up the owners in shard order", Needs: CapShards, Owner: true, Durable: true, new: newShardedInputQEngine},
 	{Name: "combining", Doc: "flat combining: callers publish commands, whoever takes the lock applies them all", Durable: true, GroupCommit: true, new: newCombiningEngine},
 	{Name: "db-rowlock", Doc: "no lock in the process: every command is a database transaction of its own, ordered by the database's row locks", Needs: CapTx, Durable: true, new: newRowLockEngine},
+	{Name: "routed-owner", Doc: "one owner goroutine per replica serves the keys routed to it from memory, written through to the database under a fencing epoch", Needs: CapOwned, Owner: true, Durable: true, new: newInputQEngine},
 }
 
 // Designs returns the registry in its order.

@@ -164,9 +164,10 @@ func TestCommit(t *testing.T) {
 				assert.ErrorContains(t, err, "durable")
 				return
 			}
-			if d.Needs&CapTx != 0 {
-				// Its machine commits inside each ApplyTx, and the design
-				// never calls Commit (TestRowLockRunsTransactionsAtOnce).
+			if d.Needs&(CapTx|CapOwned) != 0 {
+				// Its machine commits inside each ApplyTx or ApplyOwned,
+				// and the design never calls Commit
+				// (TestRowLockRunsTransactionsAtOnce, TestRoutedOwner).
 				require.ErrorIs(t, err, ErrUnsupported)
 				return
 			}

@@ -97,6 +97,11 @@ type BankCmd struct {
 	Amount   int64
 	Limit    uint32
 	Config   BankConfig
+	// ReqID is a transfer's request id, given by its caller: a machine
+	// that keeps request ids (the bank over a database, routed-owner)
+	// applies a transfer with a given id at most once and answers a retry
+	// with the first answer. Empty: no id. The in-memory bank ignores it.
+	ReqID string
 }
 
 // Transfer is one applied transfer.

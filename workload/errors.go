@@ -18,6 +18,11 @@ var (
 	// ErrUnavailable: the machine's state lives elsewhere (a database) and
 	// could not be reached; the command may be tried again.
 	ErrUnavailable = errors.New("workload: state unavailable")
+	// ErrFenced: this replica no longer owns an account the command
+	// touches (another replica took it over, and the database refused the
+	// write); nothing changed, and the call may be tried again, on the
+	// replica that owns the account now.
+	ErrFenced = errors.New("workload: fenced: another replica owns the account")
 )
 
 // Specific refusals, built once so that refusing costs no allocation.

@@ -115,6 +115,7 @@ type Machine[C, R any] struct {
 	shards store.Sharded[C]          // nil if inner is not sharded
 	atomic store.Atomic[C, R]        // nil if inner has no lock-free path
 	tx     store.Transactional[C, R] // nil unless inner keeps its state in a database
+	owned  store.Owned[C, R]         // nil unless inner writes owned keys through to a database
 	commit store.Committer           // nil unless inner commits (a database's transaction)
 	caps   store.Capability
 }
@@ -125,6 +126,7 @@ var (
 	_ store.Sharded[int]            = (*Machine[int, int])(nil)
 	_ store.Atomic[int, int]        = (*Machine[int, int])(nil)
 	_ store.Transactional[int, int] = (*Machine[int, int])(nil)
+	_ store.Owned[int, int]         = (*Machine[int, int])(nil)
 	_ store.CapabilityReporter      = (*Machine[int, int])(nil)
 )
 
@@ -139,6 +141,7 @@ func New[C, R any](m store.Machine[C, R], s Spinner) *Machine[C, R] {
 	w.shards, _ = m.(store.Sharded[C])
 	w.atomic, _ = m.(store.Atomic[C, R])
 	w.tx, _ = m.(store.Transactional[C, R])
+	w.owned, _ = m.(store.Owned[C, R])
 	w.commit, _ = m.(store.Committer)
 	return w
 }
@@ -177,6 +180,18 @@ func (w *Machine[C, R]) ApplyTx(cmd C) (R, error) {
 		w.spin.Spin()
 	}
 	return w.tx.ApplyTx(cmd)
+}
+
+// ApplyOwned is Apply for the routed-owner design.
+func (w *Machine[C, R]) ApplyOwned(cmd C) (R, error) {
+	if w.owned == nil {
+		var zero R
+		return zero, store.ErrUnsupported
+	}
+	if w.writes(cmd) {
+		w.spin.Spin()
+	}
+	return w.owned.ApplyOwned(cmd)
 }
 
 // Commit forwards to the inner machine (nothing to commit if it has no

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/backend"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/workload/dbbank"
 	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
@@ -38,12 +39,15 @@ func (o Options) checkBackend() error {
 		if o.Cache == CacheNone && o.RedisAddr != "" {
 			return fmt.Errorf("-redis-addr is only used with -cache %s", CacheRedis)
 		}
+		if len(o.DBOwner) > dbbank.MaxOwner {
+			return fmt.Errorf("-db-owner %q: want at most %d bytes", o.DBOwner, dbbank.MaxOwner)
+		}
 		return nil
 	}
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"db-dsn", o.DBDSN != ""}, {"cache", o.Cache != CacheNone}, {"redis-addr", o.RedisAddr != ""}} {
+	}{{"db-dsn", o.DBDSN != ""}, {"cache", o.Cache != CacheNone}, {"redis-addr", o.RedisAddr != ""}, {"db-owner", o.DBOwner != ""}, {"db-no-fencing", o.DBNoFencing}} {
 		if f.set {
 			return fmt.Errorf("-%s is only used with -backend %s", f.name, server.BackendMySQL)
 		}

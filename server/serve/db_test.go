@@ -21,6 +21,7 @@ import (
 	pb "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/server"
 	"github.com/locklab/locklab/workload"
+	"github.com/locklab/locklab/workload/dbbank"
 	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
@@ -88,6 +89,10 @@ func TestBackendUsage(t *testing.T) {
 		{"unknown cache", with("mutex", func(o *Options) { mysql(o); o.Cache = "memcached" }), `-cache "memcached": want one of none, redis`},
 		{"redis without cache", with("mutex", func(o *Options) { mysql(o); o.RedisAddr = "127.0.0.1:1" }), "-redis-addr is only used with -cache redis"},
 		{"zero pool", with("mutex", func(o *Options) { mysql(o); o.DBPool = 0 }), "-db-pool 0: want a count >= 1"},
+		{"owner in memory", with("mutex", func(o *Options) { o.DBOwner = "r0" }), "-db-owner is only used with -backend mysql"},
+		{"no fencing in memory", with("mutex", func(o *Options) { o.DBNoFencing = true }), "-db-no-fencing is only used with -backend mysql"},
+		{"owner too long", with("routed-owner", func(o *Options) { mysql(o); o.DBOwner = strings.Repeat("r", dbbank.MaxOwner+1) }), fmt.Sprintf("want at most %d bytes", dbbank.MaxOwner)},
+		{"routed owner in memory", options("routed-owner"), "mode routed-owner serves no workload with its state in memory"},
 		{"sharded over a database", with("sharded", mysql), "mode sharded cannot serve the bank with its state in mysql"},
 		{"rowlock in memory", options("db-rowlock"), "mode db-rowlock serves no workload with its state in memory"},
 		{"noop over a database", with("noop", mysql), "mode noop keeps no state"},

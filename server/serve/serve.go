@@ -67,6 +67,8 @@ type Options struct {
 	Cache         string        // -cache: none or redis
 	RedisAddr     string        // -redis-addr: empty (with -cache redis) starts a private Redis
 	RequireKey    string        // -require-key: a header every data call must carry (empty: none)
+	DBOwner       string        // -db-owner: this replica's name in routed-owner's ownership table
+	DBNoFencing   bool          // -db-no-fencing: routed-owner skips its epoch check (a control for tests)
 }
 
 // Defaults are the flags' defaults.
@@ -307,7 +309,7 @@ func (o Options) config() (server.Config, error) {
 		DataDir:       o.DataDir,
 		SnapshotEvery: o.SnapshotEvery,
 		Backend:       o.Backend,
-		DB:            dbbank.Config{DSN: o.DBDSN, Pool: o.DBPool, RedisAddr: o.RedisAddr},
+		DB:            dbbank.Config{DSN: o.DBDSN, Pool: o.DBPool, RedisAddr: o.RedisAddr, Owner: o.DBOwner, NoFencing: o.DBNoFencing},
 		RequireKey:    o.RequireKey,
 	}, nil
 }

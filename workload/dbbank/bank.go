@@ -69,6 +69,13 @@ type Config struct {
 	// Bank seeds a database whose tables are empty or missing; a database
 	// that holds a bank keeps it (as a write-ahead log does).
 	Bank workload.BankConfig
+	// Owner names this replica in the ownership table (routed-owner,
+	// owned.go); empty means the host's name and the process id.
+	Owner string
+	// NoFencing makes routed-owner's write-through skip the epoch check: a
+	// control for the tests only, to show what the check prevents (a
+	// replica that lost its accounts overwrites the new owner's changes).
+	NoFencing bool
 }
 
 // Bank is the bank over a database (the package doc).
@@ -98,6 +105,13 @@ type Bank struct {
 
 	// breakInvalidation skips the cache invalidation (a test's control).
 	breakInvalidation bool
+
+	// owner and noFencing are Config's Owner and NoFencing.
+	owner     string
+	noFencing bool
+	// owned is routed-owner's state: the accounts this replica owns, with
+	// the epoch it owns each at. Only the owner goroutine touches it.
+	owned map[uint32]*ownedAccount
 }
 
 // group is the transfers of one transaction of the serialised path.
@@ -160,7 +174,10 @@ func Open(ctx context.Context, cfg Config) (*Bank, error) {
 	db.SetMaxOpenConns(pool)
 	db.SetMaxIdleConns(pool)
 	bctx, stop := context.WithCancel(context.Background())
-	b := &Bank{db: db, ctx: bctx, stop: stop}
+	b := &Bank{db: db, ctx: bctx, stop: stop, owner: cfg.Owner, noFencing: cfg.NoFencing, owned: map[uint32]*ownedAccount{}}
+	if b.owner == "" {
+		b.owner = defaultOwner()
+	}
 	fail := func(err error) (*Bank, error) {
 		_ = b.Close()
 		return nil, err
@@ -200,6 +217,8 @@ var schema = []string{
 		KEY by_from (from_id, seq),
 		KEY by_to (to_id, seq)
 	) ENGINE=InnoDB`,
+	ownersTable,
+	requestsTable,
 }
 
 func (b *Bank) migrate(ctx context.Context, seed workload.BankConfig) error {
@@ -241,11 +260,17 @@ func (b *Bank) refill(ctx context.Context, cfg workload.BankConfig) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range []string{"transfers", "accounts"} {
+	for _, t := range []string{"transfers", "accounts", "requests"} {
 		if _, err := b.db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
 			return err
 		}
 	}
+	// Every replica's ownership ends with the old bank: epochs go up, never
+	// back, so that no replica's cached epoch can match a new owner's.
+	if _, err := b.db.ExecContext(ctx, "UPDATE owners SET epoch = epoch + 1, owner = ''"); err != nil {
+		return err
+	}
+	clear(b.owned)
 	sum, err := seed.Apply(workload.BankCmd{Op: workload.BankSummary})
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func designs(t *testing.T) []store.Design {
 // refused, db-rowlock and the serialising ones serve it.
 func TestDesigns(t *testing.T) {
 	caps := store.CapabilitiesOf[workload.BankCmd, workload.BankResult](&Bank{})
-	assert.Equal(t, store.CapReads|store.CapCommit|store.CapTx, caps)
+	assert.Equal(t, store.CapReads|store.CapCommit|store.CapTx|store.CapOwned, caps)
 	var names []string
 	for _, d := range designs(t) {
 		names = append(names, d.Name)
@@ -65,6 +65,7 @@ func TestDesigns(t *testing.T) {
 	assert.Contains(t, names, "db-rowlock")
 	assert.Contains(t, names, "mutex")
 	assert.Contains(t, names, "inputQ-batch")
+	assert.Contains(t, names, "routed-owner")
 	for _, refused := range []string{"sharded", "atomic"} {
 		d, ok := store.LookupDesign(refused)
 		require.True(t, ok)

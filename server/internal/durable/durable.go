@@ -91,7 +91,7 @@ func New[C, R any](m store.Machine[C, R], codec Codec[C, R], log *wal.Log) *Mach
 		inner: m,
 		codec: codec,
 		log:   log,
-		caps:  store.CapabilitiesOf(m)&^(store.CapAtomic|store.CapTx) | store.CapCommit,
+		caps:  store.CapabilitiesOf(m)&^(store.CapAtomic|store.CapTx|store.CapOwned) | store.CapCommit,
 		bufs:  sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }},
 	}
 	d.ro, _ = m.(store.ReadOnly[C])
@@ -163,8 +163,8 @@ func (d *Machine[C, R]) ShardsOf(cmd C) (a, b int) {
 	return d.shards.ShardsOf(cmd)
 }
 
-// Capabilities reports the inner machine's capabilities but CapAtomic and
-// CapTx, and CapCommit.
+// Capabilities reports the inner machine's capabilities but CapAtomic,
+// CapTx and CapOwned, and CapCommit.
 func (d *Machine[C, R]) Capabilities() store.Capability { return d.caps }
 
 // Log is the machine's write-ahead log.
