@@ -40,6 +40,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/pack"
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/study"
@@ -83,7 +84,7 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 	case c.rerender != "" && run.IsDuetDir(c.rerender):
 		return run.WriteDuetReport(c.rerender, out)
 	case c.rerender != "":
-		return report.Rerender(c.rerender, out)
+		return render.Rerender(c.rerender, out)
 	case c.diff != "":
 		return report.Diff(c.diff, out)
 	case c.pack != "":

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 )
 
@@ -54,11 +55,11 @@ func writeLogs(t *testing.T, file string, logs map[string]string) {
 	require.NoError(t, os.WriteFile(file, b.Bytes(), 0o644))
 }
 
-func render(t *testing.T, dir string) []report.File {
+func renderDir(t *testing.T, dir string) []report.File {
 	t.Helper()
 	folder, err := record.Open(dir)
 	require.NoError(t, err)
-	files, err := report.Render(folder)
+	files, err := render.Render(folder)
 	require.NoError(t, err)
 	return files
 }
@@ -80,7 +81,7 @@ func listing(t *testing.T, fsys fs.FS) map[string]string {
 
 func TestPack(t *testing.T) {
 	dir := study(t, nil)
-	before := render(t, dir)
+	before := renderDir(t, dir)
 	runsBefore := listing(t, os.DirFS(filepath.Join(dir, "runs")))
 	var out strings.Builder
 	require.NoError(t, Pack(dir, &out))
@@ -101,7 +102,7 @@ func TestPack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o644), st.Mode().Perm(), "readable by the folder's readers")
 
-	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same from the archive")
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
 	got := listing(t, arc)
@@ -114,7 +115,7 @@ func TestPack(t *testing.T) {
 	out.Reset()
 	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
 	assert.Contains(t, out.String(), "records made to keep their histogram once")
-	assert.Equal(t, before, render(t, dir), "the report renders the same from the repacked archive")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same from the repacked archive")
 	out.Reset()
 	require.NoError(t, Pack(dir, &out))
 	assert.Contains(t, out.String(), "unchanged", "once is enough")
@@ -268,7 +269,7 @@ func TestPackRunsWithoutAReport(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "099-counter-go-mutex-vus10-rep1.json"), []byte(again), 0o644))
 	folder, err := record.Open(dir)
 	require.NoError(t, err)
-	_, err = report.Render(folder)
+	_, err = render.Render(folder)
 	require.Error(t, err, "no comparison report from these runs")
 	_, want, err := record.LoadFolder(folder)
 	require.NoError(t, err)

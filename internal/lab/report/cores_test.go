@@ -82,7 +82,7 @@ func TestCoresWorkedExample(t *testing.T) {
 	meta := record.Meta{Command: "compare -server-cpus 1,2 -share-cpus", Model: "closed", Workloads: []string{"counter"},
 		Modes: []string{"mutex", "inputQ"}, Drivers: []string{"go"}, Levels: []int{10}, Duration: "1s", Warmup: "1s", Reps: 3, CPUs: 2,
 		Factors: sp, ShareCPUs: true}
-	rep, err := New(meta, runs)
+	rep, err := New(meta, runs, testLab.Parts...)
 	require.NoError(t, err)
 	md := rep.Markdown()
 
@@ -119,7 +119,7 @@ func TestCoresWorkedExample(t *testing.T) {
 	runs[0] = coreRun(t, 1, "mutex", 1, 1, 40_000, 1.0, 0.4)
 	runs[4] = coreRun(t, 5, "mutex", 1, 2, 40_000, 1.0, 0.4)
 	runs[8] = coreRun(t, 9, "mutex", 1, 3, 40_000, 1.0, 0.4)
-	rep, err = New(meta, runs)
+	rep, err = New(meta, runs, testLab.Parts...)
 	require.NoError(t, err)
 	assert.Contains(t, rep.Markdown(), "| mutex | 1 CPU (3 runs) | 25.0µs | 10.0µs | 2.50 | 40,000 (CPU), own runs | 40,000 (40,000–40,000) | 0.0% | "+
 		"80,000 (CPU) | 45,000 (45,000–45,000), shared | 44% |")
@@ -128,7 +128,7 @@ func TestCoresWorkedExample(t *testing.T) {
 // TestNoCoresSection: a plan that neither swept the server's CPUs nor has a
 // serial demand gets no bottleneck section.
 func TestNoCoresSection(t *testing.T) {
-	rep, err := New(fakeMeta(), fakeRuns(t))
+	rep, err := New(fakeMeta(), fakeRuns(t), testLab.Parts...)
 	require.NoError(t, err)
 	assert.NotContains(t, rep.Markdown(), "bottleneck bound")
 	assert.NotContains(t, rep.Markdown(), "shared CPUs")

@@ -67,7 +67,7 @@ func knownReport(t *testing.T, designs map[string]knownDesign, modes []string) s
 	meta := record.Meta{Command: "compare -server-cpus 1,2 -work ...", Model: "closed", Workloads: []string{"counter"},
 		Modes: modes, Drivers: []string{"go"}, Levels: []int{knownCallers}, Duration: "1s", Warmup: "1s", Reps: 6, CPUs: 2,
 		Factors: sp, ShareCPUs: true}
-	rep, err := New(meta, knownRuns(t, designs, modes))
+	rep, err := New(meta, knownRuns(t, designs, modes), testLab.Parts...)
 	require.NoError(t, err)
 	return rep.Markdown()
 }
