@@ -54,6 +54,10 @@ var Slices = []Shared{
 		Path: Lab + "/capacity",
 		Why:  "the open-loop capacity study: its objective, ladder and knee finder, capacity.json and its own report",
 	},
+	{
+		Path: Lab + "/cores",
+		Why:  "the cores section: the bound where it was measured, the mean-value model and the crossover it predicts (its maths are bottleneck's and mva's)",
+	},
 }
 
 // Common are the packages of Lab that every feature builds on, and that

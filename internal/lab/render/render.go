@@ -12,6 +12,7 @@ import (
 	"io/fs"
 
 	"github.com/locklab/locklab/internal/lab/capacity"
+	"github.com/locklab/locklab/internal/lab/cores"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
 )
@@ -19,7 +20,7 @@ import (
 // Lab is every report the lab writes: a comparison's sections in the order
 // its report shows them, and the kinds of study with reports of their own.
 var Lab = report.Assembly{
-	Parts: []report.Part{report.CoresPart, report.WhyPart, report.LedgerPart},
+	Parts: []report.Part{cores.Part{}, report.WhyPart, report.LedgerPart},
 	Kinds: []report.Kind{capacity.Kind{}},
 }
 

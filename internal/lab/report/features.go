@@ -2,7 +2,6 @@ package report
 
 // The features' sections still in this package, as parts.
 var (
-	CoresPart  Part = partFunc((*Report).coresBlocks)
 	WhyPart    Part = partFunc((*Report).whyBlocks)
 	LedgerPart Part = partFunc((*Report).ledgerBlocks)
 )

@@ -45,9 +45,33 @@ func FmtCI(s Stat, f func(float64) string) string { return fmtCI(s, f) }
 // JoinInts lists integers with commas.
 func JoinInts(xs []int) string { return joinInts(xs) }
 
-// Pct formats a share as a percentage: one decimal under 10%.
-func Pct(x float64) string { return pct(x) }
-
 // StatOf is the median of values with its 95% interval (golang.org/x/perf's
 // benchmath), ids naming the runs behind them.
 func StatOf(vals []float64, ids []string) Stat { return statOfValues(vals, ids) }
+
+// Fig is the group's figure of a metric of the catalogue.
+func (g *Group) Fig(m *Metric) Stat { return g.fig(m) }
+
+// Records are the group's clean runs, the ones its figures are of.
+func (g *Group) Records() []*record.Run { return g.records }
+
+// LevelName names a load level as the report's headings do.
+func (rep *Report) LevelName(level int) string { return rep.levelName(level) }
+
+// The catalogue's rows a feature's section reads by name.
+var (
+	CallsPerSec      = mCallsPerSec
+	ServerCPUPerCall = mServerCPUPerCall
+	SerialDemand     = mSerialDemand
+)
+
+// SharedNote is the flag of figures whose runs had the driver on the
+// server's CPUs (-share-cpus).
+const SharedNote = sharedNote
+
+// LevelTicks are an axis's ticks at the levels given, as the report's
+// charts of levels have.
+type LevelTicks = levelTicks
+
+// ErrPoints are points with vertical error bars, for plotter.YErrorBars.
+type ErrPoints = errPoints
