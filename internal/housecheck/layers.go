@@ -58,6 +58,14 @@ var Slices = []Shared{
 		Path: Lab + "/cores",
 		Why:  "the cores section: the bound where it was measured, the mean-value model and the crossover it predicts (its maths are bottleneck's and mva's)",
 	},
+	{
+		Path: Lab + "/why",
+		Why:  "the Why section: where each design's server CPU went in the profiled runs, and what profiling cost (the fold itself is attrib's)",
+	},
+	{
+		Path: Lab + "/latencyledger",
+		Why:  "the ledger's section: where each call's time went by state in the traced runs, the store's clocks, and what tracing cost (the trace's reading is ledger's)",
+	},
 }
 
 // Common are the packages of Lab that every feature builds on, and that

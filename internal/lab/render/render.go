@@ -13,14 +13,16 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/cores"
+	"github.com/locklab/locklab/internal/lab/latencyledger"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
+	"github.com/locklab/locklab/internal/lab/why"
 )
 
 // Lab is every report the lab writes: a comparison's sections in the order
 // its report shows them, and the kinds of study with reports of their own.
 var Lab = report.Assembly{
-	Parts: []report.Part{cores.Part{}, report.WhyPart, report.LedgerPart},
+	Parts: []report.Part{cores.Part{}, why.Part{}, latencyledger.Part{}},
 	Kinds: []report.Kind{capacity.Kind{}},
 }
 

@@ -63,7 +63,19 @@ var (
 	CallsPerSec      = mCallsPerSec
 	ServerCPUPerCall = mServerCPUPerCall
 	SerialDemand     = mSerialDemand
+	WritesPerCall    = mWritesPerCall
+	ReadsPerCall     = mReadsPerCall
 )
+
+// Attributed reports whether a run's server was profiled and its CPU
+// folded (-attribute).
+func Attributed(r *record.Run) bool { return attributed(r) }
+
+// CellName names a cell as the report's headings do.
+func (rep *Report) CellName(c Cell) string { return rep.cellName(c) }
+
+// Baseline is the design every other is compared with.
+func (rep *Report) Baseline() string { return rep.baseline() }
 
 // SharedNote is the flag of figures whose runs had the driver on the
 // server's CPUs (-share-cpus).
