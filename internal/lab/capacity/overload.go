@@ -72,14 +72,14 @@ func geoCI(vs []float64, f func(float64) string) string {
 	return fmt.Sprintf("%s [%s, %s]", f(e.GeoMean), f(e.Lo), f(e.Hi))
 }
 
-func (rep *CapacityReport) overloadTable() table {
-	t := table{header: []string{"workload", "design", "policy", "N", "offered → after (calls/s)", "blocks", "goodput (calls/s)", "of the best capacity",
+func (rep *CapacityReport) overloadTable() report.Rows {
+	t := report.Rows{Header: []string{"workload", "design", "policy", "N", "offered → after (calls/s)", "blocks", "goodput (calls/s)", "of the best capacity",
 		"p99 of OK calls", "errors by code", "peak goroutines", "peak RSS (× at capacity)", "recovery (s)"}}
 	keys, cells, na := rep.overCells()
 	for _, k := range keys {
 		ors := cells[k]
 		if why, ok := na[k]; ok {
-			t.rows = append(t.rows, []string{k.Workload, k.Mode, k.Policy, "", "", "n/a: " + why, "", "", "", "", "", "", ""})
+			t.Rows = append(t.Rows, []string{k.Workload, k.Mode, k.Policy, "", "", "n/a: " + why, "", "", "", "", "", "", ""})
 			continue
 		}
 		var goodput, share, okp99, rss, recov []float64
@@ -128,12 +128,12 @@ func (rep *CapacityReport) overloadTable() table {
 		blocks := fmt.Sprintf("%d of %d", len(goodput), rep.Meta.Reps)
 		row := []string{k.Workload, k.Mode, k.Policy, boundText(first.Bound), fmt.Sprintf("%s → %s", report.FmtNum(float64(first.Rate)), report.FmtNum(float64(first.RecoverRate))), blocks}
 		if len(goodput) == 0 {
-			t.rows = append(t.rows, append(row, "no clean run", "", "", "", "", "", ""))
+			t.Rows = append(t.Rows, append(row, "no clean run", "", "", "", "", "", ""))
 			continue
 		}
 		pct := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 		secs := func(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", v), "0") }
-		t.rows = append(t.rows, append(row, meanCI(goodput, report.FmtNum), meanCI(share, pct), geoCI(okp99, report.FmtMs), codesText(codes), fmt.Sprint(gor),
+		t.Rows = append(t.Rows, append(row, meanCI(goodput, report.FmtNum), meanCI(share, pct), geoCI(okp99, report.FmtMs), codesText(codes), fmt.Sprint(gor),
 			geoCI(rss, func(v float64) string { return fmt.Sprintf("%.2f×", v) }),
 			fmt.Sprintf("%s (recovered in %d of %d)", meanCI(recov, secs), recovered, len(goodput))))
 	}

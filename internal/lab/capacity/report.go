@@ -195,17 +195,17 @@ func (rep *CapacityReport) Headline(sec capKey) string {
 		sec.Workload, sec.Driver, rep.SLO.Title(), strings.Join(parts, ", "))
 }
 
-func (rep *CapacityReport) blocks(withCharts bool) []block {
-	out := append(report.DirtyWarning(rep.Meta), heading(1, "locklab capacity study"))
+func (rep *CapacityReport) blocks(withCharts bool) []report.Piece {
+	out := append(report.DirtyWarning(rep.Meta), report.Heading(1, "locklab capacity study"))
 	for _, sec := range rep.sections() {
-		out = append(out, para(rep.Headline(sec)))
+		out = append(out, report.Para(rep.Headline(sec)))
 	}
 	out = append(out, rep.forestPicture()...)
 	ladder := "-steps " + joinPct(rep.Cap.Steps) + " of the noop server's ceiling"
 	if len(rep.Cap.Rates) > 0 {
 		ladder = "-rates " + report.JoinInts(rep.Cap.Rates) + " calls/s"
 	}
-	out = append(out, para(fmt.Sprintf("Command: `%s`, from %s. Objective `%s`: a run meets it when its %s latency, timed from each call's intended start, is at most %s ms, "+
+	out = append(out, report.Para(fmt.Sprintf("Command: `%s`, from %s. Objective `%s`: a run meets it when its %s latency, timed from each call's intended start, is at most %s ms, "+
 		"it completed at least %s%% of the offered calls, and it had at most %d unexpected errors. Ladder: %s; then %d bisection steps per design and block "+
 		"between its last passing and first failing rate. %d blocks (seed %s), each every design at every rate in the block's own order; the open model, "+
 		"%s measured after %s of warm-up, at most %d calls in flight.",
@@ -220,26 +220,26 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 			}
 			fs = append(fs, f1)
 		}
-		out = append(out, para(fmt.Sprintf("The objective's bound comes from the harness's floor, measured before the search: the %s server's p99 in the open model at the ladder's lowest rate was %s; "+
+		out = append(out, report.Para(fmt.Sprintf("The objective's bound comes from the harness's floor, measured before the search: the %s server's p99 in the open model at the ladder's lowest rate was %s; "+
 			"the bound is %s× the highest (-floor-multiple), rounded up to 0.1 ms. A design's latency stands on this floor, so an objective below it finds no capacity.",
 			report.Noop, strings.Join(fs, "; "), plan.FormatFloat(rep.Cap.FloorMultiple))))
 	} else {
-		out = append(out, para("The objective was given with -slo."))
+		out = append(out, report.Para("The objective was given with -slo."))
 	}
 	for _, c := range rep.Cap.Ceilings {
-		out = append(out, para(fmt.Sprintf("Ceiling of %s · %s: the noop server served %s calls/s to %d closed-model callers (run %s).",
+		out = append(out, report.Para(fmt.Sprintf("Ceiling of %s · %s: the noop server served %s calls/s to %d closed-model callers (run %s).",
 			c.Workload, c.Driver, report.FmtNum(c.CallsPerS), rep.Cap.ProbeCallers, c.RunID)))
 	}
-	out = append(out, para(rep.gateText()))
-	out = append(out, heading(2, "Capacity under the objective"))
-	out = append(out, para(fmt.Sprintf("A design's knee in a block is a bracket: its highest rate that met the objective and its lowest that did not, "+
+	out = append(out, report.Para(rep.gateText()))
+	out = append(out, report.Heading(2, "Capacity under the objective"))
+	out = append(out, report.Para(fmt.Sprintf("A design's knee in a block is a bracket: its highest rate that met the objective and its lowest that did not, "+
 		"[last passing, first failing]; it is claimed only when every rate tried below it passed and every one above failed (else *not found*, with why). "+
 		"The ladder sets the brackets and %d bisection steps halve each one as many times, so a knee is known to within its bracket and no closer: "+
 		"the brackets are given as they are, each block's and the medians of their ends, with no interval, for the knees lie on the search's grid. "+
 		"The comparison of the designs is the latency at fixed offered rates, below.", rep.Cap.Refine)))
 	for _, sec := range rep.sections() {
-		out = append(out, heading(3, sec.Workload+" · "+sec.Driver))
-		out = append(out, rep.capacityTable(sec).piece())
+		out = append(out, report.Heading(3, sec.Workload+" · "+sec.Driver))
+		out = append(out, rep.capacityTable(sec).Piece())
 		if withCharts {
 			out = append(out, rep.curveChart(sec))
 		}
@@ -247,21 +247,21 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 	if len(rep.latency) > 0 {
 		out = append(out, rep.latencyBlocks()...)
 	}
-	out = append(out, heading(2, "Latency against offered load"))
-	out = append(out, para("Every ladder rate, per design: medians over the blocks (range) of the driver's percentiles from intended start, the achieved share of "+
+	out = append(out, report.Heading(2, "Latency against offered load"))
+	out = append(out, report.Para("Every ladder rate, per design: medians over the blocks (range) of the driver's percentiles from intended start, the achieved share of "+
 		"the offered rate, unexpected errors summed, and in how many blocks the rate met the objective. A rate the driver could not offer is listed below the "+
 		"table instead of plotted."))
 	for _, sec := range rep.sections() {
-		out = append(out, heading(3, sec.Workload+" · "+sec.Driver+": the curves"))
-		out = append(out, rep.curveTable(sec).piece())
+		out = append(out, report.Heading(3, sec.Workload+" · "+sec.Driver+": the curves"))
+		out = append(out, rep.curveTable(sec).Piece())
 		if lim := rep.driverLimits(sec); len(lim) > 0 {
-			out = append(out, para(fmt.Sprintf("%s could not offer these rates on its CPUs (it dropped calls with its CPUs busy): %s. They are not plotted.",
+			out = append(out, report.Para(fmt.Sprintf("%s could not offer these rates on its CPUs (it dropped calls with its CPUs busy): %s. They are not plotted.",
 				sec.Driver, strings.Join(lim, "; "))))
 		}
 	}
 	if len(rep.Cap.Overruns) > 0 {
-		out = append(out, heading(2, "Overload"))
-		out = append(out, para(fmt.Sprintf("Past capacity, in every block: every design at %s× the best design's capacity (the highest median last passing rate) "+
+		out = append(out, report.Heading(2, "Overload"))
+		out = append(out, report.Para(fmt.Sprintf("Past capacity, in every block: every design at %s× the best design's capacity (the highest median last passing rate) "+
 			"for the overload phase, then at %s× for the phase after it, under each admission policy; the bound N of a policy is the best capacity × the "+
 			"objective's latency (Little's law), the same for every design. Goodput is OK calls/s in the overload phase, and its share of the best capacity; "+
 			"the p99 is that of the calls answered OK; peaks are over both phases, RSS against the server's RSS after its warm-up at capacity; recovery is "+
@@ -270,13 +270,13 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 			plan.FormatFloat(rep.Cap.Overload), plan.FormatFloat(rep.Cap.Recover), "100 ms")))
 		for _, p := range Policies {
 			if slices.Contains(rep.Cap.Policies, p.Name) {
-				out = append(out, para(fmt.Sprintf("`%s`: %s.", p.Name, p.Doc)))
+				out = append(out, report.Para(fmt.Sprintf("`%s`: %s.", p.Name, p.Doc)))
 			}
 		}
-		out = append(out, rep.overloadTable().piece())
+		out = append(out, rep.overloadTable().Piece())
 	}
 	if probs := rep.problems(); len(probs) > 0 {
-		out = append(out, heading(2, "Problems"), table{header: []string{"run", "problem"}, rows: probs}.piece())
+		out = append(out, report.Heading(2, "Problems"), report.Rows{Header: []string{"run", "problem"}, Rows: probs}.Piece())
 	}
 	return out
 }
@@ -296,8 +296,8 @@ func seedText(seed *int) string {
 	return fmt.Sprint(*seed)
 }
 
-func (rep *CapacityReport) capacityTable(sec capKey) table {
-	t := table{header: []string{"design", "capacity: medians of the brackets (calls/s)", "brackets per block", "blocks found", "not found"}}
+func (rep *CapacityReport) capacityTable(sec capKey) report.Rows {
+	t := report.Rows{Header: []string{"design", "capacity: medians of the brackets (calls/s)", "brackets per block", "blocks found", "not found"}}
 	for _, m := range rep.Meta.Modes {
 		k := capKey{sec.Workload, sec.Driver, m}
 		kns := rep.knees(k)
@@ -318,7 +318,7 @@ func (rep *CapacityReport) capacityTable(sec capKey) table {
 			}
 			why = append(why, w)
 		}
-		t.rows = append(t.rows, []string{m, rep.capText(k), cmp.Or(strings.Join(brackets, "; "), "—"), fmt.Sprintf("%d of %d", found, len(kns)), cmp.Or(strings.Join(why, "; "), "—")})
+		t.Rows = append(t.Rows, []string{m, rep.capText(k), cmp.Or(strings.Join(brackets, "; "), "—"), fmt.Sprintf("%d of %d", found, len(kns)), cmp.Or(strings.Join(why, "; "), "—")})
 	}
 	return t
 }
@@ -326,8 +326,8 @@ func (rep *CapacityReport) capacityTable(sec capKey) table {
 // latencyTable is the fixed-rate comparison of one workload and driver:
 // per rate and design, the median latency over the clean blocks and the
 // paired effect against the baseline.
-func (rep *CapacityReport) latencyTable(sec capKey) table {
-	t := table{header: []string{"offered (calls/s)", "design", rep.SLO.Pct + ": median over the blocks", rep.baseline() + "'s", "against " + rep.baseline() + " (blocks)"}}
+func (rep *CapacityReport) latencyTable(sec capKey) report.Rows {
+	t := report.Rows{Header: []string{"offered (calls/s)", "design", rep.SLO.Pct + ": median over the blocks", rep.baseline() + "'s", "against " + rep.baseline() + " (blocks)"}}
 	for _, rate := range rep.ladderRates(sec) {
 		base := rep.blockLatency(sec, rep.baseline(), rate)
 		for _, m := range rep.Meta.Modes {
@@ -336,7 +336,7 @@ func (rep *CapacityReport) latencyTable(sec capKey) table {
 				continue
 			}
 			dv := rep.blockLatency(sec, m, rate)
-			t.rows = append(t.rows, []string{report.FmtNum(float64(rate)), m, report.FmtMs(capMedian(slices.Collect(maps.Values(dv)))), report.FmtMs(capMedian(slices.Collect(maps.Values(base)))),
+			t.Rows = append(t.Rows, []string{report.FmtNum(float64(rate)), m, report.FmtMs(capMedian(slices.Collect(maps.Values(dv)))), report.FmtMs(capMedian(slices.Collect(maps.Values(base)))),
 				fmt.Sprintf("%s (%d)", p.Short(), p.N)})
 		}
 	}
@@ -344,16 +344,16 @@ func (rep *CapacityReport) latencyTable(sec capKey) table {
 }
 
 // latencyBlocks are the section of the fixed-rate comparison.
-func (rep *CapacityReport) latencyBlocks() []block {
-	var out []block
-	out = append(out, heading(2, "Latency at fixed offered rates"))
-	out = append(out, para(fmt.Sprintf("The primary comparison: at every ladder rate, which every design was offered in every block, each design's %s against %s's "+
+func (rep *CapacityReport) latencyBlocks() []report.Piece {
+	var out []report.Piece
+	out = append(out, report.Heading(2, "Latency at fixed offered rates"))
+	out = append(out, report.Para(fmt.Sprintf("The primary comparison: at every ladder rate, which every design was offered in every block, each design's %s against %s's "+
 		"in the same block. Per comparison, Yuen's trimmed mean of the per-block log ratios with its 95%% interval; Holm-adjusted over the %d comparisons of "+
 		"this report; equivalence within ±%s by two one-sided tests; fewer than %d clean blocks is too few for a verdict. Negative is faster than %s.",
 		rep.SLO.Pct, rep.baseline(), len(rep.latency), paired.PctAbs(rep.margin()), paired.MinBlocksRobust, rep.baseline())))
 	for _, sec := range rep.sections() {
-		out = append(out, heading(3, sec.Workload+" · "+sec.Driver+": "+rep.SLO.Pct+" against "+rep.baseline()))
-		out = append(out, rep.latencyTable(sec).piece())
+		out = append(out, report.Heading(3, sec.Workload+" · "+sec.Driver+": "+rep.SLO.Pct+" against "+rep.baseline()))
+		out = append(out, rep.latencyTable(sec).Piece())
 	}
 	return out
 }
@@ -392,15 +392,15 @@ func (rep *CapacityReport) Forest() ([]byte, error) {
 
 // forestPicture is the plot as the report's piece: in report.md a link to
 // report.ForestFile, in report.html the drawing; nothing without rows.
-func (rep *CapacityReport) forestPicture() []block {
+func (rep *CapacityReport) forestPicture() []report.Piece {
 	svg, err := rep.Forest()
 	switch {
 	case err != nil:
-		return []block{para("forest plot failed: " + err.Error())}
+		return []report.Piece{report.Para("forest plot failed: " + err.Error())}
 	case svg == nil:
 		return nil
 	}
-	return []block{report.Picture(rep.forest().title, svg, report.ForestFile)}
+	return []report.Piece{report.Picture(rep.forest().title, svg, report.ForestFile)}
 }
 
 // gateText says what the validity gate did in the study.
@@ -454,8 +454,8 @@ func (rep *CapacityReport) figure(pts []CapPoint, f func(*record.Run) float64) r
 	return report.StatOf(vals, ids)
 }
 
-func (rep *CapacityReport) curveTable(sec capKey) table {
-	t := table{header: []string{"offered (calls/s)", "design", "p50", "p99", "p99.9", "achieved", "errors", "dropped", "met objective"}}
+func (rep *CapacityReport) curveTable(sec capKey) report.Rows {
+	t := report.Rows{Header: []string{"offered (calls/s)", "design", "p50", "p99", "p99.9", "achieved", "errors", "dropped", "met objective"}}
 	for _, rate := range rep.ladderRates(sec) {
 		for _, m := range rep.Meta.Modes {
 			pts := rep.ladderPoints(sec, m, rate)
@@ -477,7 +477,7 @@ func (rep *CapacityReport) curveTable(sec capKey) table {
 					pass++
 				}
 			}
-			t.rows = append(t.rows, []string{report.FmtNum(float64(rate)), m,
+			t.Rows = append(t.Rows, []string{report.FmtNum(float64(rate)), m,
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P50 }),
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P99 }),
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P999 }),
@@ -500,7 +500,7 @@ func (rep *CapacityReport) driverLimits(sec capKey) []string {
 // curveChart draws the objective's percentile against the offered rate
 // per design, log latency, the blocks' range as error bars, and the
 // objective as a horizontal line.
-func (rep *CapacityReport) curveChart(sec capKey) block {
+func (rep *CapacityReport) curveChart(sec capKey) report.Piece {
 	title := fmt.Sprintf("%s · %s: %s latency against offered load", sec.Workload, sec.Driver, rep.SLO.Pct)
 	p := plot.New()
 	p.Title.Text = title
@@ -511,7 +511,7 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 	p.Add(plotter.NewGrid())
 	rates := rep.ladderRates(sec)
 	for i, m := range rep.Meta.Modes {
-		var pts errPoints
+		var pts report.ErrPoints
 		for _, rate := range rates {
 			s := rep.figure(rep.ladderPoints(sec, m, rate), func(r *record.Run) float64 { return rep.SLO.LatencyMs(r.Result.LatencyMs) })
 			if s.N == 0 || s.Min <= 0 {
@@ -525,13 +525,13 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 		}
 		line, points, err := plotter.NewLinePoints(pts.XYs)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		c := plotutil.Color(i)
 		line.Color, points.Color, points.Shape = c, c, plotutil.Shape(i)
 		bars, err := plotter.NewYErrorBars(pts)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		bars.Color = c
 		p.Add(line, points, bars)
@@ -546,7 +546,7 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 	p.Legend.Top, p.Legend.Left = true, true
 	svg, err := report.SVG(p)
 	if err != nil {
-		return para("chart " + title + " failed: " + err.Error())
+		return report.Para("chart " + title + " failed: " + err.Error())
 	}
 	return report.Chart(title, svg)
 }

@@ -64,7 +64,7 @@ func withClock(runs []*record.Run, p clockPart) []*record.Run {
 // clocksTable is the clocks' figures of a cell's designs, a row each, with
 // the paired differences between designs that both have them; ok is false
 // when no run of the cell has the clocks (records from before them).
-func clocksTable(wc report.CellRuns) (t table, ok bool, err error) {
+func clocksTable(wc report.CellRuns) (t report.Rows, ok bool, err error) {
 	var modes []string
 	for _, m := range wc.Modes {
 		if len(withClock(wc.Runs[m], clockParts[0])) > 0 {
@@ -72,7 +72,7 @@ func clocksTable(wc report.CellRuns) (t table, ok bool, err error) {
 		}
 	}
 	if len(modes) == 0 {
-		return table{}, false, nil
+		return report.Rows{}, false, nil
 	}
 	header := []string{"clock"}
 	for _, m := range modes {
@@ -85,20 +85,20 @@ func clocksTable(wc report.CellRuns) (t table, ok bool, err error) {
 			header = append(header, p.Design+" − "+p.Against)
 		}
 	}
-	t = table{header: header}
+	t = report.Rows{Header: header}
 	for _, pt := range clockParts {
 		row := []string{pt.name}
 		for _, m := range modes {
 			s, err := report.MedianOf(withClock(wc.Runs[m], pt), clockOf(pt))
 			if err != nil {
-				return table{}, false, err
+				return report.Rows{}, false, err
 			}
 			row = append(row, report.FmtCI(s, pt.unit.Format))
 		}
 		for _, p := range pairs {
 			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], clockOf(pt))
 			if err != nil {
-				return table{}, false, err
+				return report.Rows{}, false, err
 			}
 			if !ok {
 				row = append(row, "—")
@@ -106,7 +106,7 @@ func clocksTable(wc report.CellRuns) (t table, ok bool, err error) {
 			}
 			row = append(row, report.FmtDifference(e, pt.unit))
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, true, nil
 }

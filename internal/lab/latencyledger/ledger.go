@@ -111,19 +111,19 @@ func (rep view) ledgerSection(withCharts bool) ([]report.Piece, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, report.Para("Per call, "+b.name+":"), t.piece())
+			out = append(out, report.Para("Per call, "+b.name+":"), t.Piece())
 		}
 		qt, err := stateQuantilesTable(wc)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, report.Para("Each state's own median and p99 over calls (each state ranked on its own, so they do not add up to a call):"), qt.piece())
+		out = append(out, report.Para("Each state's own median and p99 over calls (each state ranked on its own, so they do not add up to a call):"), qt.Piece())
 		ct, ok, err := clocksTable(wc)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			out = append(out, report.Para(clocksHowToRead), ct.piece())
+			out = append(out, report.Para(clocksHowToRead), ct.Piece())
 		}
 		if withCharts {
 			out = append(out, ledgerChart(wc, name))
@@ -143,16 +143,16 @@ func (rep view) ledgerSection(withCharts bool) ([]report.Piece, error) {
 
 // statesTable says what each state holds, from the ledger's table.
 func statesTable() report.Piece {
-	t := table{header: []string{"state", "holds"}}
+	t := report.Rows{Header: []string{"state", "holds"}}
 	for _, c := range ledger.Categories {
-		t.rows = append(t.rows, []string{c.Name, c.Help})
+		t.Rows = append(t.Rows, []string{c.Name, c.Help})
 	}
-	return t.piece()
+	return t.Piece()
 }
 
 // ledgerTable is one band's states, a row each, then their total and the
 // share of the calls' time the ledger placed.
-func ledgerTable(wc report.CellRuns, b ledgerBand) (table, error) {
+func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
 	header := []string{"state"}
 	for _, m := range wc.Modes {
 		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
@@ -160,7 +160,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (table, error) {
 	for _, p := range wc.Pairs {
 		header = append(header, p.Design+" − "+p.Against)
 	}
-	t := table{header: header}
+	t := report.Rows{Header: header}
 	type part struct {
 		name  string
 		unit  report.Unit
@@ -180,7 +180,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (table, error) {
 		for _, m := range wc.Modes {
 			s, err := report.MedianOf(wc.Runs[m], pt.value)
 			if err != nil {
-				return table{}, err
+				return report.Rows{}, err
 			}
 			row = append(row, report.FmtCI(s, pt.unit.Format))
 		}
@@ -191,7 +191,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (table, error) {
 			}
 			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], pt.value)
 			if err != nil {
-				return table{}, err
+				return report.Rows{}, err
 			}
 			if !ok {
 				row = append(row, "— (no block with both)")
@@ -199,7 +199,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (table, error) {
 			}
 			row = append(row, report.FmtDifference(e, pt.unit))
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
 }
@@ -312,12 +312,12 @@ func ledgerChart(wc report.CellRuns, name string) report.Piece {
 
 // stateQuantilesTable is each state's median and p99 over a run's calls,
 // medians over runs, every design's two columns side by side.
-func stateQuantilesTable(wc report.CellRuns) (table, error) {
+func stateQuantilesTable(wc report.CellRuns) (report.Rows, error) {
 	header := []string{"state"}
 	for _, m := range wc.Modes {
 		header = append(header, m+" p50", m+" p99")
 	}
-	t := table{header: header}
+	t := report.Rows{Header: header}
 	for _, c := range ledger.Names() {
 		row := []string{c}
 		for _, m := range wc.Modes {
@@ -327,12 +327,12 @@ func stateQuantilesTable(wc report.CellRuns) (table, error) {
 			} {
 				st, err := report.MedianOf(wc.Runs[m], stateOf(ledgerBand{of: of}, c))
 				if err != nil {
-					return table{}, err
+					return report.Rows{}, err
 				}
 				row = append(row, report.FmtCI(st, report.UnitUs.Format))
 			}
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
 }

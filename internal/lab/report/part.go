@@ -112,3 +112,12 @@ func Chart(title string, svg []byte) Piece { return chart{title: title, svg: svg
 func Picture(title string, svg []byte, file string) Piece {
 	return picture{chart: chart{title: title, svg: svg}, file: file}
 }
+
+// Rows is a table a part builds row by row; Piece makes it a block.
+type Rows struct {
+	Header []string
+	Rows   [][]string
+}
+
+// Piece is the table as a block of the report.
+func (t Rows) Piece() Piece { return table{header: t.Header, rows: t.Rows} }

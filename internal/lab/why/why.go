@@ -106,7 +106,7 @@ func (rep view) why(withCharts bool) ([]report.Piece, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t.piece())
+		out = append(out, t.Piece())
 		if withCharts {
 			out = append(out, whyChart(wc, name))
 		}
@@ -120,14 +120,14 @@ func (rep view) why(withCharts bool) ([]report.Piece, error) {
 
 // categoriesTable says what each category holds, from attrib's table.
 func categoriesTable() report.Piece {
-	t := table{header: []string{"category", "holds"}}
+	t := report.Rows{Header: []string{"category", "holds"}}
 	for _, c := range attrib.Categories() {
-		t.rows = append(t.rows, []string{c.Name, c.Holds})
+		t.Rows = append(t.Rows, []string{c.Name, c.Holds})
 	}
-	return t.piece()
+	return t.Piece()
 }
 
-func whyTable(wc report.CellRuns) (table, error) {
+func whyTable(wc report.CellRuns) (report.Rows, error) {
 	header := []string{"per call"}
 	for _, m := range wc.Modes {
 		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
@@ -135,20 +135,20 @@ func whyTable(wc report.CellRuns) (table, error) {
 	for _, p := range wc.Pairs {
 		header = append(header, p.Design+" − "+p.Against)
 	}
-	t := table{header: header}
+	t := report.Rows{Header: header}
 	for _, part := range whyParts() {
 		row := []string{part.name}
 		for _, m := range wc.Modes {
 			s, err := report.MedianOf(wc.Runs[m], part.value)
 			if err != nil {
-				return table{}, err
+				return report.Rows{}, err
 			}
 			row = append(row, report.FmtCI(s, part.unit.Format))
 		}
 		for _, p := range wc.Pairs {
 			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], part.value)
 			if err != nil {
-				return table{}, err
+				return report.Rows{}, err
 			}
 			if !ok {
 				row = append(row, "— (no block with both)")
@@ -156,7 +156,7 @@ func whyTable(wc report.CellRuns) (table, error) {
 			}
 			row = append(row, report.FmtDifference(e, part.unit))
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	samples := []string{"profile samples a run"}
 	for _, m := range wc.Modes {
@@ -166,7 +166,7 @@ func whyTable(wc report.CellRuns) (table, error) {
 	for range wc.Pairs {
 		samples = append(samples, "")
 	}
-	t.rows = append(t.rows, samples)
+	t.Rows = append(t.Rows, samples)
 	return t, nil
 }
 

@@ -228,7 +228,7 @@ func TestWhySentencesSkipUnpaired(t *testing.T) {
 	assert.True(t, strings.HasPrefix(ss[0], "combining costs 1.0µs more per call than mutex (one block: no interval); locks (100%) explains it"), ss[0])
 	tb, err := whyTable(wc)
 	require.NoError(t, err)
-	assert.Equal(t, "— (no block with both)", tb.rows[0][4], "the table says why inputQ has none")
+	assert.Equal(t, "— (no block with both)", tb.Rows[0][4], "the table says why inputQ has none")
 }
 
 // TestWhyNeedsAttribution: a report with no profiled run has no Why
