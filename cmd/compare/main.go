@@ -18,8 +18,9 @@
 //
 // `make compare` builds the server and the Go driver first, then runs it.
 // The work is done by internal/lab: plan (factors, runs), run (processes,
-// drivers), record (the files) and report (metrics, tables, charts);
-// docs/runner.md says how they fit.
+// drivers), record (the files) and report (metrics, tables, charts), with a
+// package per feature of the report (capacity, cores, why, latencyledger)
+// that render puts together; docs/runner.md says how they fit.
 package main
 
 import (
