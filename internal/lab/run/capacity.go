@@ -515,7 +515,7 @@ func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block 
 			return err
 		}
 		for i, rec := range recs {
-			pt := judge(s.cc.SLO, rec)
+			pt := capacity.Judge(s.cc.SLO, rec)
 			pt.Phase, pt.Spoiled = cell[i].phase, spoiled
 			s.rec.Points = append(s.rec.Points, pt)
 			if spoiled == "" {
@@ -554,20 +554,6 @@ func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block 
 			State: k.State.String(), Found: k.State == capacity.KneeFound, Rate: k.Rate, Fail: k.Fail})
 	}
 	return nil
-}
-
-// judge is a run's point of the curve: met the objective or not, and
-// whether the driver offered the rate at all.
-func judge(slo capacity.SLO, rec *record.Run) capacity.CapPoint {
-	pt := capacity.CapPoint{Workload: rec.Workload, Driver: rec.Driver, Mode: rec.Mode, Block: rec.Rep, Rate: rec.Level, RunID: rec.ID}
-	pt.Pass, pt.Why = slo.Verdict(float64(rec.Level), rec.Result)
-	if rec.Failed() {
-		pt.Pass, pt.Why = false, "the run failed: "+strings.Join(rec.Problems, "; ")
-	}
-	if rec.Result != nil && rec.Result.Dropped > 0 && rec.Derived.Class == record.ClassLoadBound {
-		pt.Beyond = fmt.Sprintf("%s dropped %d calls using %.0f%% of its CPUs", rec.Driver, rec.Result.Dropped, 100*rec.Derived.DriverUtil)
-	}
-	return pt
 }
 
 // bestCapacity is the highest median capacity over the blocks among the
@@ -778,7 +764,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 		or.PeakRSS, or.PeakGoroutines = max(or.PeakRSS, p.RSS), max(or.PeakGoroutines, p.Goroutines)
 	}
 	or.Samples = points
-	or.RecoveryS, or.Recovered = recovery(s.cc.SLO, rres)
+	or.RecoveryS, or.Recovered = capacity.Recovery(s.cc.SLO, rres)
 
 	last, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
@@ -821,34 +807,6 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 func fill(r *record.Run, res *summary.Summary, run driverRun) {
 	r.Result, r.DriverExit, r.DriverProc, r.ServerProc, r.BackendProc, r.RunnerProc = res, run.ExitCode, run.Driver, run.Server, run.Backend, run.Runner
 	r.ServerSet, r.DriverSet = run.ServerSet, run.DriverSet
-}
-
-// recovery is the time from the start of the phase after an overload to
-// the start of the first interval from which on every interval with calls
-// met the objective's latency bound (its p99; the timeline has p50 and p99
-// only, so an objective on another percentile is read at p99, the stricter
-// for p50 to p95). ok false when the last interval did not.
-func recovery(slo capacity.SLO, s *summary.Summary) (float64, bool) {
-	if s == nil || len(s.Timeline) == 0 {
-		return 0, false
-	}
-	bound := slo.BoundMs()
-	from := -1
-	for i, p := range s.Timeline {
-		switch {
-		case p.Calls == 0:
-		case p.P99Ms <= bound:
-			if from < 0 {
-				from = i
-			}
-		default:
-			from = -1
-		}
-	}
-	if from < 0 {
-		return 0, false
-	}
-	return s.Timeline[from].StartS, true
 }
 
 // sampler reads the server's RSS and goroutines from GetStats until

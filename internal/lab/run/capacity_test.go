@@ -411,25 +411,6 @@ func TestCapacityGate(t *testing.T) {
 	}
 }
 
-func TestRecoveryNeedsEveryLaterInterval(t *testing.T) {
-	slo, err := capacity.ParseSLO("p99<=1ms")
-	require.NoError(t, err)
-	tl := func(p99s ...float64) *summary.Summary {
-		s := &summary.Summary{}
-		for i, p := range p99s {
-			s.Timeline = append(s.Timeline, summary.TimelinePoint{StartS: 0.1 * float64(i), Calls: 1, P99Ms: p})
-		}
-		return s
-	}
-	at, ok := recovery(slo, tl(5, 0.5, 5, 0.5, 0.5))
-	assert.True(t, ok)
-	assert.InDelta(t, 0.3, at, 1e-9, "a good interval followed by a bad one is not recovered")
-	_, ok = recovery(slo, tl(0.5, 5))
-	assert.False(t, ok, "the last interval broke the objective")
-	_, ok = recovery(slo, &summary.Summary{})
-	assert.False(t, ok, "no timeline, no recovery time")
-}
-
 func TestNewCapacityBadInput(t *testing.T) {
 	for _, tt := range []struct {
 		set  map[string]string
