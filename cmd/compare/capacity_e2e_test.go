@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/record"
 )
 
@@ -43,15 +43,15 @@ func TestCapacityEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(meta.Objective, "p99<="), meta.Objective)
 	assert.Contains(t, meta.ObjectiveFrom, "-floor-multiple")
-	c, ok, err := record.LoadCapacity(os.DirFS(out))
+	c, ok, err := capacity.LoadCapacity(os.DirFS(out))
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Len(t, c.Floors, 1)
 	assert.Equal(t, meta.Objective, c.SLO)
-	slo, err := plan.ParseSLO(c.SLO)
+	slo, err := capacity.ParseSLO(c.SLO)
 	require.NoError(t, err)
 	// The floor times the multiple, rounded up to a tenth of a millisecond
-	// less a hair (plan.FloorObjective): 117.1 stays 117.1 when the product
+	// less a hair (capacity.FloorObjective): 117.1 stays 117.1 when the product
 	// reads 117.10000000000001.
 	want := 20 * c.Floors[0].P99Ms
 	assert.GreaterOrEqual(t, slo.BoundMs(), want-1e-6, "the objective is the floor times the multiple")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/plan"
 )
 
@@ -94,7 +95,7 @@ func TestCapacityFlags(t *testing.T) {
 	require.NotNil(t, cmd.capacity)
 	assert.Equal(t, "open", cmd.cfg.Model)
 	assert.Equal(t, []string{"mutex", "inputQ", "inputQ-batch", "combining", "sharded", "noop"}, cmd.cfg.Modes)
-	assert.Equal(t, float64(plan.DefaultFloorMultiple), cmd.capacity.FloorMultiple, "the objective from the floor by default")
+	assert.Equal(t, float64(capacity.DefaultFloorMultiple), cmd.capacity.FloorMultiple, "the objective from the floor by default")
 	assert.Zero(t, cmd.capacity.SLO, "set once the floor is measured")
 
 	cmd, err = capacityPlan([]string{"-study", "capacity", "-modes", "mutex,inputQ", "-rates", "1000,2000", "-slo", "p99.9<=5ms"})

@@ -18,8 +18,9 @@
 //
 // `make compare` builds the server and the Go driver first, then runs it.
 // The work is done by internal/lab: plan (factors, runs), run (processes,
-// drivers), record (the files) and report (metrics, tables, charts);
-// docs/runner.md says how they fit.
+// drivers), record (the files) and report (metrics, tables, charts), with a
+// package per feature of the report (capacity, cores, why, latencyledger)
+// that render puts together; docs/runner.md says how they fit.
 package main
 
 import (
@@ -40,6 +41,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/pack"
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/study"
@@ -83,7 +85,7 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 	case c.rerender != "" && run.IsDuetDir(c.rerender):
 		return run.WriteDuetReport(c.rerender, out)
 	case c.rerender != "":
-		return report.Rerender(c.rerender, out)
+		return render.Rerender(c.rerender, out)
 	case c.diff != "":
 		return report.Diff(c.diff, out)
 	case c.pack != "":

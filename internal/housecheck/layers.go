@@ -45,6 +45,34 @@ var ServerFree = []Shared{
 	},
 }
 
+// Slices are the lab's feature packages, each with its reason: a feature's
+// plan, run, record and report parts in one package. The packages every
+// feature shares (Common) know a feature only through an interface
+// (report.Part, report.Kind); package render holds the one list of them.
+var Slices = []Shared{
+	{
+		Path: Lab + "/capacity",
+		Why:  "the open-loop capacity study: its objective, ladder and knee finder, capacity.json and its own report",
+	},
+	{
+		Path: Lab + "/cores",
+		Why:  "the cores section: the bound where it was measured, the mean-value model and the crossover it predicts (its maths are bottleneck's and mva's)",
+	},
+	{
+		Path: Lab + "/why",
+		Why:  "the Why section: where each design's server CPU went in the profiled runs, and what profiling cost (the fold itself is attrib's)",
+	},
+	{
+		Path: Lab + "/latencyledger",
+		Why:  "the ledger's section: where each call's time went by state in the traced runs, the store's clocks, and what tracing cost (the trace's reading is ledger's)",
+	},
+}
+
+// Common are the packages of Lab that every feature builds on, and that
+// must reach no package of Slices, through any chain of imports: a feature
+// added or removed changes its slice and render's list, not them.
+var Common = []string{Lab + "/plan", Lab + "/record", Lab + "/report"}
+
 // ServerCode are the server's packages (each with the packages under it):
 // the server and its command's code, and the bank over a database.
 var ServerCode = []string{"server", "workload/dbbank"}
@@ -60,7 +88,7 @@ var ServerInternal = []Shared{
 	},
 }
 
-// Layers checks the module's import graph. Three rules hold:
+// Layers checks the module's import graph. Four rules hold:
 //
 //   - A public package (a library outside internal/) imports no internal
 //     package but its own (under its own tree, server/internal/... for
@@ -71,6 +99,8 @@ var ServerInternal = []Shared{
 //     only what LabShared names.
 //   - A package ServerFree names reaches no package of ServerCode, through
 //     any chain of imports.
+//   - A package Common names reaches no package of Slices, through any
+//     chain of imports.
 //
 // Commands may import anything; tests are not counted.
 func Layers(pkgs []Package) []Problem {
@@ -78,6 +108,11 @@ func Layers(pkgs []Package) []Problem {
 	for _, sf := range ServerFree {
 		if chain := reach(pkgs, sf.Path, isServer); chain != nil {
 			out = append(out, Problem{Path: display(sf.Path), Why: "links the server's code: " + strings.Join(chain, " -> ")})
+		}
+	}
+	for _, c := range Common {
+		if chain := reach(pkgs, c, isSlice); chain != nil {
+			out = append(out, Problem{Path: display(c), Why: "imports a feature's slice: " + strings.Join(chain, " -> ")})
 		}
 	}
 	for _, p := range pkgs {
@@ -116,6 +151,11 @@ func serverInternal(p, imp string) bool {
 // isServer reports whether p is one of ServerCode's packages.
 func isServer(p string) bool {
 	return slices.ContainsFunc(ServerCode, func(s string) bool { return under(p, s) })
+}
+
+// isSlice reports whether p is one of Slices' packages.
+func isSlice(p string) bool {
+	return slices.ContainsFunc(Slices, func(s Shared) bool { return under(p, s.Path) })
 }
 
 // reach is the first chain of imports from the package from to one that

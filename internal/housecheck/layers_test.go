@@ -75,6 +75,34 @@ func TestLayersCatchServerCodeInThePlan(t *testing.T) {
 	assert.Equal(t, []Problem{{Path: "package " + plan, Why: "links the server's code: " + plan + " -> store -> server/calltrace"}}, Layers(through))
 }
 
+// TestLayersCatchASliceInTheCommonPackages is the control of the fourth
+// rule: the report reaching a feature's slice, directly or through another
+// package, is named with the chain; the slice importing the report, and
+// render importing both, are not.
+func TestLayersCatchASliceInTheCommonPackages(t *testing.T) {
+	require.NotEmpty(t, Slices)
+	feature, common := Slices[0].Path, Common[len(Common)-1]
+	clean := []Package{
+		{Path: feature, Imports: []string{common, Lab + "/record"}},
+		{Path: Lab + "/render", Imports: []string{feature, common}},
+		{Path: common, Imports: []string{Lab + "/paired"}},
+	}
+	assert.Empty(t, Layers(clean))
+	direct := append(slices.Clone(clean), Package{Path: common, Imports: []string{feature}})
+	direct = slices.Delete(direct, 2, 3)
+	assert.Equal(t, []Problem{{Path: "package " + common, Why: "imports a feature's slice: " + common + " -> " + feature}}, Layers(direct))
+	through := append(slices.Clone(clean), Package{Path: Lab + "/paired", Imports: []string{feature}})
+	assert.Equal(t, []Problem{{Path: "package " + common, Why: "imports a feature's slice: " + common + " -> " + Lab + "/paired -> " + feature}}, Layers(through))
+}
+
+func TestSlicesHoldTheirReasons(t *testing.T) {
+	for _, s := range Slices {
+		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)
+		assert.NotEmpty(t, s.Why, s.Path)
+		assert.False(t, slices.Contains(Common, s.Path), "%s is both a slice and common", s.Path)
+	}
+}
+
 func TestServerFreeHoldTheirReasons(t *testing.T) {
 	for _, s := range ServerFree {
 		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
 )
@@ -87,7 +88,7 @@ func histogramsRead(folder fs.FS) (map[string]bool, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if _, ok, err := record.LoadCapacity(folder); err != nil {
+	if _, ok, err := capacity.LoadCapacity(folder); err != nil {
 		return nil, "", err
 	} else if ok {
 		return nil, "a capacity study's report draws no latency curve: it shows the percentiles the driver computed, kept in the summary", nil

@@ -29,7 +29,9 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 )
 
@@ -174,9 +176,9 @@ func verify(dir string, volumes []string, files map[string][]byte, c compacted) 
 	}
 	root := os.DirFS(dir)
 	packedDir := record.Packed(root, got)
-	fromDir, renderErr := report.Render(root)
+	fromDir, renderErr := render.Render(root)
 	if renderErr == nil {
-		fromArchive, err := report.Render(packedDir)
+		fromArchive, err := render.Render(packedDir)
 		if err != nil {
 			return "", nil, fmt.Errorf("%w: its report renders from %s/ but not from it (%v); %s/ is kept", ErrDiffers, record.RunsDir, err, record.RunsDir)
 		}
@@ -274,14 +276,14 @@ func records(folder fs.FS, blank map[string]bool) ([]byte, error) {
 			r.Result, r.HistogramDropped = &res, ""
 		}
 	}
-	c, _, err := record.LoadCapacity(folder)
+	c, _, err := capacity.LoadCapacity(folder)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(struct {
 		Meta     record.Meta
 		Runs     []*record.Run
-		Capacity *record.Capacity
+		Capacity *capacity.Capacity
 	}{meta, runs, c})
 }
 

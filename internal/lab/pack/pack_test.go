@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 )
 
@@ -56,11 +57,11 @@ func writeLogs(t *testing.T, file string, logs map[string]string) {
 	require.NoError(t, os.WriteFile(file, b.Bytes(), 0o644))
 }
 
-func render(t *testing.T, dir string) []report.File {
+func renderDir(t *testing.T, dir string) []report.File {
 	t.Helper()
 	folder, err := record.Open(dir)
 	require.NoError(t, err)
-	files, err := report.Render(folder)
+	files, err := render.Render(folder)
 	require.NoError(t, err)
 	return files
 }
@@ -82,7 +83,7 @@ func listing(t *testing.T, fsys fs.FS) map[string]string {
 
 func TestPack(t *testing.T) {
 	dir := study(t, nil)
-	before := render(t, dir)
+	before := renderDir(t, dir)
 	runsBefore := listing(t, os.DirFS(filepath.Join(dir, "runs")))
 	var out strings.Builder
 	require.NoError(t, Pack(dir, &out))
@@ -103,7 +104,7 @@ func TestPack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o644), st.Mode().Perm(), "readable by the folder's readers")
 
-	assert.Equal(t, before, render(t, dir), "the report renders the same from the archive")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same from the archive")
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
 	raw := listing(t, arc)
@@ -126,7 +127,7 @@ func TestPack(t *testing.T) {
 	out.Reset()
 	require.NoError(t, Pack(dir, &out), "a packed folder is repacked")
 	assert.Contains(t, out.String(), "unchanged", "once is enough")
-	assert.Equal(t, before, render(t, dir))
+	assert.Equal(t, before, renderDir(t, dir))
 }
 
 // opened is the runs/ tree record.Open reads from a packed folder, by path.
@@ -164,19 +165,19 @@ func packV1(t *testing.T, dir string) {
 // back is the one packed.
 func TestRepack(t *testing.T) {
 	dir := study(t, nil)
-	before := render(t, dir)
+	before := renderDir(t, dir)
 	packV1(t, dir)
 	arc, err := record.ReadArchive(filepath.Join(dir, record.RunsArchive))
 	require.NoError(t, err)
 	was := listing(t, arc)
 	require.NotContains(t, was, "runs/"+record.ManifestFile)
 	assert.Equal(t, was, opened(t, dir), "an old archive reads as it is")
-	assert.Equal(t, before, render(t, dir))
+	assert.Equal(t, before, renderDir(t, dir))
 
 	var out strings.Builder
 	require.NoError(t, Repack(dir, &out))
 	assert.Contains(t, out.String(), "3 logs bundled")
-	assert.Equal(t, before, render(t, dir), "the report renders the same")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
 	is := opened(t, dir)
 	require.Len(t, is, len(was))
 	slimmed := 0
@@ -317,7 +318,7 @@ func TestPackRunsWithoutAReport(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", "099-counter-go-mutex-vus10-rep1.json"), []byte(again), 0o644))
 	folder, err := record.Open(dir)
 	require.NoError(t, err)
-	_, err = report.Render(folder)
+	_, err = render.Render(folder)
 	require.Error(t, err, "no comparison report from these runs")
 	_, want, err := record.LoadFolder(folder)
 	require.NoError(t, err)
@@ -423,12 +424,12 @@ func TestPackDropsTheHistogramsNoReportReads(t *testing.T) {
 		hdr[r.ID] = r.Result.HDR
 	}
 	require.Len(t, grouped, len(runs)-3, "the first attempts are in no group")
-	before := render(t, dir)
+	before := renderDir(t, dir)
 
 	var out strings.Builder
 	require.NoError(t, Pack(dir, &out))
 	assert.Contains(t, out.String(), "3 histograms no report reads dropped")
-	assert.Equal(t, before, render(t, dir), "the report renders the same")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
 	_, got, err := record.LoadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, got, len(runs))
@@ -458,7 +459,7 @@ func TestPackDropsTheHistogramsNoReportReads(t *testing.T) {
 	require.True(t, ok)
 	tree, err := record.MemFS(files)
 	require.NoError(t, err)
-	wrong, err := report.Render(record.Packed(os.DirFS(dir), tree))
+	wrong, err := render.Render(record.Packed(os.DirFS(dir), tree))
 	require.NoError(t, err)
 	assert.Contains(t, report.SameFiles(before, wrong), "report.html")
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/summary"
 )
@@ -89,9 +90,9 @@ func Repack(dir string, out io.Writer) error {
 	}
 	after := record.Packed(root, newTree)
 	checked := "its records read the same (its runs make no report)"
-	if fromOld, err := report.Render(before); err == nil {
+	if fromOld, err := render.Render(before); err == nil {
 		checked = "its report renders the same and its records read the same"
-		fromNew, err := report.Render(after)
+		fromNew, err := render.Render(after)
 		if err != nil {
 			return fmt.Errorf("%w: its report renders from the old archive but not from the new (%v); the old is kept", ErrDiffers, err)
 		}

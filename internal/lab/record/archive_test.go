@@ -27,7 +27,7 @@ func writeFolder(t *testing.T, dir string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, RunsDir), 0o755))
 	require.NoError(t, WriteJSON(filepath.Join(dir, MetaFile), Meta{Command: "compare -reps 3", Modes: []string{"mutex"}, Reps: 3, GitCommit: "abc1234"}))
-	require.NoError(t, WriteJSON(filepath.Join(dir, CapacityFile), Capacity{SLO: "p99<=1ms", Refine: 2}))
+	require.NoError(t, WriteJSON(filepath.Join(dir, capacityFile), map[string]any{"slo": "p99<=1ms", "refine": 2}))
 	for i, calls := range []int64{3000, 1000, 2000} {
 		st, err := protojson.Marshal(&locklabv1.GetStatsResponse{WindowSeconds: 1, CpuSeconds: 0.5, Requests: uint64(calls)})
 		require.NoError(t, err)
@@ -59,11 +59,15 @@ func pack(t *testing.T, dir string) {
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, RunsDir)))
 }
 
+// capacityFile is the capacity study's record (package capacity's), which
+// the folder keeps beside meta.json like any file of its own.
+const capacityFile = "capacity.json"
+
 // loaded is everything the loaders read of a folder.
 type loaded struct {
 	meta Meta
 	runs []*Run
-	capa *Capacity
+	capa []byte // a study's own record beside the runs (the capacity study's)
 }
 
 func loadAll(t *testing.T, dir string) loaded {
@@ -72,9 +76,8 @@ func loadAll(t *testing.T, dir string) loaded {
 	require.NoError(t, err)
 	meta, runs, err := LoadFolder(folder)
 	require.NoError(t, err)
-	c, ok, err := LoadCapacity(folder)
+	c, err := fs.ReadFile(folder, capacityFile)
 	require.NoError(t, err)
-	require.True(t, ok)
 	return loaded{meta, runs, c}
 }
 
@@ -113,7 +116,7 @@ func TestPackedFolderIsAnFS(t *testing.T) {
 	pack(t, dir)
 	folder, err := Open(dir)
 	require.NoError(t, err)
-	require.NoError(t, fstest.TestFS(folder, MetaFile, CapacityFile, RunsArchive, "runs/001-counter-go-mutex-vus10-rep1.json",
+	require.NoError(t, fstest.TestFS(folder, MetaFile, capacityFile, RunsArchive, "runs/001-counter-go-mutex-vus10-rep1.json",
 		"runs/003-counter-go-mutex-vus10-rep1.server.log"))
 	arc, err := ReadArchive(filepath.Join(dir, RunsArchive))
 	require.NoError(t, err)

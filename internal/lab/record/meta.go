@@ -61,7 +61,7 @@ type Meta struct {
 	// Gate is the validity rule the runner applied, fixed before the first
 	// run; nil in records written before there was one.
 	Gate *Gate `json:"gate,omitempty"`
-	// Objective is a capacity study's objective (plan.SLO's String) and
+	// Objective is a capacity study's objective (capacity.SLO's String) and
 	// ObjectiveFrom where it came from: -slo, or a multiple of the floor
 	// the study measured first; empty in other studies.
 	Objective     string `json:"objective,omitempty"`

@@ -167,26 +167,6 @@ func TestForestEstimatesWithoutPrimaries(t *testing.T) {
 	assert.Empty(t, rep.forestBlock())
 }
 
-// TestCapacityForest: a capacity study's plot has a row per fixed-rate
-// comparison, with the margin.
-func TestCapacityForest(t *testing.T) {
-	meta, c, runs := capFixture()
-	rep, err := NewCapacity(meta, c, runs)
-	require.NoError(t, err)
-	svg, err := rep.Forest()
-	require.NoError(t, err)
-	texts := svgTexts(t, svg)
-	fo := rep.forest()
-	require.Len(t, fo.rows, len(rep.latency))
-	assert.Contains(t, texts, fo.title)
-	assert.Contains(t, fo.title, "±"+paired.PctAbs(rep.margin()))
-	for _, r := range fo.rows {
-		assert.Contains(t, texts, r.label)
-		assert.True(t, r.drawn, r.label)
-	}
-	assert.Contains(t, rep.Markdown(), "]("+ForestFile+")")
-}
-
 // TestForestOpensReport: report.md links the plot above its first
 // section, and Rerender writes the file it links.
 func TestForestOpensReport(t *testing.T) {

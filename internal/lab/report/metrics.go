@@ -190,9 +190,9 @@ var Catalogue = append([]*Metric{
 	// A lock design has no queue: its server reports 0.
 	{Key: "queue_high_water", Label: "queue high-water", Unit: UnitCount, Block: BlockServer, SkipZero: true,
 		Read: stat(func(st *stats) float64 { return float64(st.GetQueueHighWater()) })},
-	// The serial resource and its demand per call (cores.go).
+	// The serial resource and its demand per call (serial.go; the cores section, package cores, reads them).
 	mSerialDemand, mSerialUtil, mSerialResources,
-}, whyMetrics()...) // CPU attribution (why.go)
+}, whyMetrics()...) // CPU attribution (attribution.go; the Why section, package why, reads them)
 
 // The metrics the report's own logic names: the overview, the list of runs
 // and -diff's reproducibility. What the verdicts compare is the Compare

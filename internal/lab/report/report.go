@@ -70,16 +70,19 @@ type Report struct {
 	// gate is what the validity gate kept; all every run, spoiled or not.
 	gate gateView
 	all  []*record.Run
+	// parts are the sections features add (Part), in their order.
+	parts []Part
 }
 
-// New builds the report of a comparison from its runs.
-func New(meta record.Meta, runs []*record.Run) (*Report, error) {
+// New builds the report of a comparison from its runs, with the sections
+// parts add.
+func New(meta record.Meta, runs []*record.Run, parts ...Part) (*Report, error) {
 	kept, gate := applyGate(meta, runs)
 	groups, err := Aggregate(kept)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Meta: meta, Groups: groups, gate: gate, all: runs}
+	rep := &Report{Meta: meta, Groups: groups, gate: gate, all: runs, parts: parts}
 	if err := rep.analyse(); err != nil {
 		return nil, err
 	}
@@ -270,9 +273,9 @@ func (rep *Report) blocks(withCharts bool) []block {
 			}
 		}
 	}
-	out = append(out, rep.coresBlocks(withCharts)...)
-	out = append(out, rep.whyBlocks(withCharts)...)
-	out = append(out, rep.ledgerBlocks(withCharts)...)
+	for _, p := range rep.parts {
+		out = append(out, p.Blocks(rep, withCharts)...)
+	}
 	out = append(out, heading{2, "Every run"})
 	return append(out, rep.everyRun(withCharts)...)
 }

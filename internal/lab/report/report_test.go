@@ -370,10 +370,11 @@ func mustDerive(t *testing.T, r *record.Run) record.Derived {
 	return d
 }
 
-// mustNew builds a report as New does: figures and paired verdicts.
+// mustNew builds a report as New does: figures and paired verdicts, with
+// testLab's parts.
 func mustNew(t *testing.T, meta record.Meta, runs []*record.Run) *Report {
 	t.Helper()
-	rep, err := New(meta, runs)
+	rep, err := New(meta, runs, testLab.Parts...)
 	require.NoError(t, err)
 	return rep
 }

@@ -2,10 +2,7 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -45,100 +42,22 @@ func (rep *Report) Files() ([]File, error) {
 	return append(files, File{"report.html", []byte(page)}), nil
 }
 
-// Files are a capacity study's report files: report.md, the forest plot
-// it links (ForestFile; none without comparisons) and report.html.
-func (rep *CapacityReport) Files() ([]File, error) {
-	page, err := rep.HTML()
-	if err != nil {
-		return nil, err
-	}
-	files := []File{{"report.md", []byte(rep.Markdown())}}
-	forest, err := rep.Forest()
-	if err != nil {
-		return nil, err
-	}
-	if forest != nil {
-		files = append(files, File{ForestFile, forest})
-	}
-	return append(files, File{"report.html", []byte(page)}), nil
-}
-
 // Write writes a comparison's report files into a results directory.
 func Write(dir string, rep *Report) error {
 	files, err := rep.Files()
 	if err != nil {
 		return err
 	}
-	return writeFiles(dir, files)
+	return WriteFiles(dir, files)
 }
 
-// WriteCapacity writes a capacity study's report files (Files).
-func WriteCapacity(dir string, meta record.Meta, c *record.Capacity, runs []*record.Run) error {
-	if c == nil {
-		return errors.New("no capacity record")
-	}
-	rep, err := NewCapacity(meta, c, runs)
-	if err != nil {
-		return err
-	}
-	files, err := rep.Files()
-	if err != nil {
-		return err
-	}
-	return writeFiles(dir, files)
-}
-
-func writeFiles(dir string, files []File) error {
+// WriteFiles writes report files into a results directory.
+func WriteFiles(dir string, files []File) error {
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// Render rebuilds a results folder's report (record.Open) from its raw
-// files, running nothing, and returns the files Rerender writes: a
-// capacity study's report where the folder has a capacity.json, else a
-// comparison's.
-func Render(folder fs.FS) ([]File, error) {
-	meta, runs, err := record.LoadFolder(folder)
-	if err != nil {
-		return nil, err
-	}
-	c, ok, err := record.LoadCapacity(folder)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		rep, err := NewCapacity(meta, c, runs)
-		if err != nil {
-			return nil, err
-		}
-		return rep.Files()
-	}
-	rep, err := New(meta, runs)
-	if err != nil {
-		return nil, err
-	}
-	return rep.Files()
-}
-
-// Rerender rebuilds a results directory's report from its raw files —
-// runs/, or the runs.tar.gz it was packed into — running nothing.
-func Rerender(dir string, out io.Writer) error {
-	folder, err := record.Open(dir)
-	if err != nil {
-		return err
-	}
-	files, err := Render(folder)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if err := writeFiles(dir, files); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -63,25 +64,25 @@ type CapacityOptions struct {
 func CapacityFlags(fs *flag.FlagSet) *CapacityOptions {
 	co := &CapacityOptions{}
 	fs.StringVar(&co.Study, "study", "", "run a study, a row of the catalogue (internal/lab/study) into its folder under docs/results, the other flags added to each of its plans; list prints the catalogue, index rewrites docs/results/README.md's index (docs/runner.md)")
-	fs.StringVar(&co.SLO, "slo", "", "capacity: the objective a rate must meet, e.g. "+plan.ExampleSLO+": a latency percentile bound (p50, p90, p95, p99, p99.9), achieved>=share of the offered rate, errors=most unexpected errors (default: from the floor, see -floor-multiple)")
-	fs.Float64Var(&co.Floor, "floor-multiple", plan.DefaultFloorMultiple, "capacity: without -slo, the objective is p99 <= this many times the noop server's p99 at the ladder's lowest rate (the harness's floor, measured first)")
-	fs.StringVar(&co.Steps, "steps", plan.DefaultSteps, "capacity: the ladder, in percent of the noop server's ceiling (-rates instead gives calls/s and skips the probe)")
+	fs.StringVar(&co.SLO, "slo", "", "capacity: the objective a rate must meet, e.g. "+capacity.ExampleSLO+": a latency percentile bound (p50, p90, p95, p99, p99.9), achieved>=share of the offered rate, errors=most unexpected errors (default: from the floor, see -floor-multiple)")
+	fs.Float64Var(&co.Floor, "floor-multiple", capacity.DefaultFloorMultiple, "capacity: without -slo, the objective is p99 <= this many times the noop server's p99 at the ladder's lowest rate (the harness's floor, measured first)")
+	fs.StringVar(&co.Steps, "steps", capacity.DefaultSteps, "capacity: the ladder, in percent of the noop server's ceiling (-rates instead gives calls/s and skips the probe)")
 	fs.IntVar(&co.Refine, "refine", 2, "capacity: bisection steps between the last passing and the first failing rate, per design and block")
 	fs.IntVar(&co.ProbeCallers, "probe-callers", 100, "capacity: closed-model callers of the noop probe that sets the ceiling")
 	fs.Float64Var(&co.Overload, "overload", 1.5, "capacity: the overload phase's rate, as a multiple of the best design's capacity")
 	fs.Float64Var(&co.Recover, "recover", 0.5, "capacity: the rate after the overload, as a multiple of the best design's capacity")
 	fs.DurationVar(&co.OverloadFor, "overload-for", time.Second, "capacity: how long the overload lasts, in every block (0: no overload phase)")
 	fs.DurationVar(&co.RecoverFor, "recover-for", time.Second, "capacity: how long the phase after it lasts")
-	fs.StringVar(&co.Policies, "policies", strings.Join(plan.PolicyNames(), ","), "capacity: the admission policies the overload phase compares: "+strings.Join(plan.PolicyNames(), ", "))
+	fs.StringVar(&co.Policies, "policies", strings.Join(capacity.PolicyNames(), ","), "capacity: the admission policies the overload phase compares: "+strings.Join(capacity.PolicyNames(), ", "))
 	return co
 }
 
 // Capacity is a checked capacity study.
 type Capacity struct {
 	// SLO is the objective; with FloorMultiple > 0 it is set by the
-	// study from the floor it measures first (plan.FloorObjective), and
+	// study from the floor it measures first (capacity.FloorObjective), and
 	// zero until then.
-	SLO           plan.SLO
+	SLO           capacity.SLO
 	FloorMultiple float64
 	Steps         []float64 // of the ceiling; nil with Rates
 	Rates         []int     // an explicit ladder; nil: from the probe
@@ -104,7 +105,7 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 	case set("slo") && set("floor-multiple"):
 		return Config{}, cc, errors.New("-slo and -floor-multiple: give one (an objective, or the multiple of the floor that sets it)")
 	case set("slo"):
-		if cc.SLO, err = plan.ParseSLO(co.SLO); err != nil {
+		if cc.SLO, err = capacity.ParseSLO(co.SLO); err != nil {
 			return Config{}, cc, err
 		}
 	case !(co.Floor > 1 && co.Floor <= 100):
@@ -116,10 +117,10 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 		if set("steps") {
 			return Config{}, cc, errors.New("-rates and -steps: give one ladder (calls/s, or percent of the ceiling)")
 		}
-		if cc.Rates, err = plan.ParseRates(o.Rates, "-rates"); err != nil {
+		if cc.Rates, err = capacity.ParseRates(o.Rates, "-rates"); err != nil {
 			return Config{}, cc, err
 		}
-	} else if cc.Steps, err = plan.ParseSteps(co.Steps, "-steps"); err != nil {
+	} else if cc.Steps, err = capacity.ParseSteps(co.Steps, "-steps"); err != nil {
 		return Config{}, cc, err
 	}
 	if set("model") && o.Model != "open" {
@@ -148,8 +149,8 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 		return Config{}, cc, err
 	}
 	for _, p := range cc.Policies {
-		if _, ok := plan.LookupPolicy(p); !ok {
-			return Config{}, cc, fmt.Errorf("-policies: unknown policy %q; policies: %s", p, strings.Join(plan.PolicyNames(), ", "))
+		if _, ok := capacity.LookupPolicy(p); !ok {
+			return Config{}, cc, fmt.Errorf("-policies: unknown policy %q; policies: %s", p, strings.Join(capacity.PolicyNames(), ", "))
 		}
 	}
 	defaults := map[string]func(){
@@ -200,7 +201,7 @@ func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
 	if cc.OverloadFor > 0 {
 		var n int
 		for _, name := range cc.Policies {
-			p, _ := plan.LookupPolicy(name)
+			p, _ := capacity.LookupPolicy(name)
 			for _, m := range cfg.Modes {
 				if ok, _ := p.Serves(m); ok && m != report.Noop {
 					n++
@@ -267,10 +268,10 @@ func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writ
 	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
 		return err
 	}
-	if err := record.WriteJSON(filepath.Join(cfg.Out, record.CapacityFile), s.rec); err != nil {
+	if err := record.WriteJSON(filepath.Join(cfg.Out, capacity.CapacityFile), s.rec); err != nil {
 		return err
 	}
-	if err := report.WriteCapacity(cfg.Out, meta, &s.rec, s.runs); err != nil {
+	if err := capacity.Write(cfg.Out, meta, &s.rec, s.runs); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "report: %s\n        %s\n", filepath.Join(cfg.Out, "report.md"), filepath.Join(cfg.Out, "report.html"))
@@ -292,7 +293,7 @@ type study struct {
 	out     io.Writer
 	na      []plan.NA
 
-	rec   record.Capacity
+	rec   capacity.Capacity
 	runs  []*record.Run
 	start time.Time
 	// objectiveSet, if set, is told once the objective is known.
@@ -318,7 +319,7 @@ func objectiveFrom(cc Capacity) string {
 // run probes, searches block by block, then overloads.
 func (s *study) run(ctx context.Context) error {
 	s.start = time.Now()
-	s.rec = record.Capacity{Steps: s.cc.Steps, Rates: s.cc.Rates, Refine: s.cc.Refine, FloorMultiple: s.cc.FloorMultiple,
+	s.rec = capacity.Capacity{Steps: s.cc.Steps, Rates: s.cc.Rates, Refine: s.cc.Refine, FloorMultiple: s.cc.FloorMultiple,
 		ProbeCallers: s.cc.ProbeCallers, Overload: s.cc.Overload, Recover: s.cc.Recover, Policies: s.cc.Policies}
 	ladders := map[string][]int{}
 	for _, wl := range s.cfg.Workloads {
@@ -330,7 +331,7 @@ func (s *study) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ladders[wl.Name] = plan.LadderRates(ceiling, s.cc.Steps)
+		ladders[wl.Name] = capacity.LadderRates(ceiling, s.cc.Steps)
 	}
 	if err := s.objective(ctx, ladders); err != nil {
 		return err
@@ -457,7 +458,7 @@ func (s *study) probe(ctx context.Context, wl plan.Workload) (float64, error) {
 	if rec.Failed() || !(c >= 1) {
 		return 0, fmt.Errorf("probe %s: the %s server's ceiling could not be measured (%.0f calls/s, problems %v)", rec.ID, report.Noop, c, rec.Problems)
 	}
-	s.rec.Ceilings = append(s.rec.Ceilings, record.Ceiling{Workload: wl.Name, Driver: drv, CallsPerS: c, RunID: rec.ID})
+	s.rec.Ceilings = append(s.rec.Ceilings, capacity.Ceiling{Workload: wl.Name, Driver: drv, CallsPerS: c, RunID: rec.ID})
 	return c, nil
 }
 
@@ -483,13 +484,13 @@ func (s *study) objective(ctx context.Context, ladders map[string][]int) error {
 				return fmt.Errorf("floor %s: the %s server's p99 at %d calls/s could not be measured (problems %v)", rec.ID, report.Noop, rate, rec.Problems)
 			}
 			p99 := rec.Result.LatencyMs.P99
-			s.rec.Floors = append(s.rec.Floors, record.Floor{Workload: wl.Name, Driver: drv, Rate: rate, P99Ms: p99, RunID: rec.ID, Spoiled: spoiled})
+			s.rec.Floors = append(s.rec.Floors, capacity.Floor{Workload: wl.Name, Driver: drv, Rate: rate, P99Ms: p99, RunID: rec.ID, Spoiled: spoiled})
 			floor = math.Max(floor, p99)
 		}
-		s.cc.SLO = plan.FloorObjective(floor, s.cc.FloorMultiple)
-		if s.cc.SLO.Latency > plan.MaxSLOLatency {
+		s.cc.SLO = capacity.FloorObjective(floor, s.cc.FloorMultiple)
+		if s.cc.SLO.Latency > capacity.MaxSLOLatency {
 			return fmt.Errorf("the %s server's floor is a p99 of %s ms: %s× it is over the %s an objective may bound; the machine is too busy to measure here, or give -slo",
-				report.Noop, plan.FormatFloat(math.Round(floor)), plan.FormatFloat(s.cc.FloorMultiple), plan.MaxSLOLatency)
+				report.Noop, plan.FormatFloat(math.Round(floor)), plan.FormatFloat(s.cc.FloorMultiple), capacity.MaxSLOLatency)
 		}
 		fmt.Fprintf(s.out, "objective: %s (%s× the floor's p99 of %s ms)\n", s.cc.SLO, plan.FormatFloat(s.cc.FloorMultiple), plan.FormatFloat(math.Round(floor*1000)/1000))
 	}
@@ -506,7 +507,7 @@ func (s *study) objective(ctx context.Context, ladders map[string][]int) error {
 // each design's knee in the block.
 func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block int, ladder []int) error {
 	modes := s.modes(wl)
-	probes := map[string][]plan.Probe{}
+	probes := map[string][]capacity.Probe{}
 	// try runs a cell; a cell the gate dropped is recorded, not judged.
 	try := func(cell []cellRun) error {
 		recs, spoiled, err := s.gated(ctx, wl, drv, block, cell)
@@ -514,11 +515,11 @@ func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block 
 			return err
 		}
 		for i, rec := range recs {
-			pt := judge(s.cc.SLO, rec)
+			pt := capacity.Judge(s.cc.SLO, rec)
 			pt.Phase, pt.Spoiled = cell[i].phase, spoiled
 			s.rec.Points = append(s.rec.Points, pt)
 			if spoiled == "" {
-				probes[rec.Mode] = append(probes[rec.Mode], plan.Probe{Rate: rec.Level, Pass: pt.Pass})
+				probes[rec.Mode] = append(probes[rec.Mode], capacity.Probe{Rate: rec.Level, Pass: pt.Pass})
 			}
 		}
 		return nil
@@ -540,7 +541,7 @@ func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block 
 		// always refined first. A refinement is a design's own: its own
 		// cell.
 		for _, m := range paired.Order(s.cfg.Seed, block*100+step, modes) {
-			if rate, ok := plan.FindKnee(probes[m]).Next(); ok {
+			if rate, ok := capacity.FindKnee(probes[m]).Next(); ok {
 				if err := try([]cellRun{{"refine", m, rate}}); err != nil {
 					return err
 				}
@@ -548,25 +549,11 @@ func (s *study) search(ctx context.Context, wl plan.Workload, drv string, block 
 		}
 	}
 	for _, m := range modes {
-		k := plan.FindKnee(probes[m])
-		s.rec.Knees = append(s.rec.Knees, record.CapKnee{Workload: wl.Name, Driver: drv, Mode: m, Block: block,
-			State: k.State.String(), Found: k.State == plan.KneeFound, Rate: k.Rate, Fail: k.Fail})
+		k := capacity.FindKnee(probes[m])
+		s.rec.Knees = append(s.rec.Knees, capacity.CapKnee{Workload: wl.Name, Driver: drv, Mode: m, Block: block,
+			State: k.State.String(), Found: k.State == capacity.KneeFound, Rate: k.Rate, Fail: k.Fail})
 	}
 	return nil
-}
-
-// judge is a run's point of the curve: met the objective or not, and
-// whether the driver offered the rate at all.
-func judge(slo plan.SLO, rec *record.Run) record.CapPoint {
-	pt := record.CapPoint{Workload: rec.Workload, Driver: rec.Driver, Mode: rec.Mode, Block: rec.Rep, Rate: rec.Level, RunID: rec.ID}
-	pt.Pass, pt.Why = slo.Verdict(float64(rec.Level), rec.Result)
-	if rec.Failed() {
-		pt.Pass, pt.Why = false, "the run failed: "+strings.Join(rec.Problems, "; ")
-	}
-	if rec.Result != nil && rec.Result.Dropped > 0 && rec.Derived.Class == record.ClassLoadBound {
-		pt.Beyond = fmt.Sprintf("%s dropped %d calls using %.0f%% of its CPUs", rec.Driver, rec.Result.Dropped, 100*rec.Derived.DriverUtil)
-	}
-	return pt
 }
 
 // bestCapacity is the highest median capacity over the blocks among the
@@ -580,7 +567,7 @@ func (s *study) bestCapacity(wl, drv string) float64 {
 		}
 		var caps []float64
 		for _, k := range s.rec.Knees {
-			if k.Workload == wl && k.Driver == drv && k.Mode == m && (k.Found || k.State == plan.KneeAbove.String()) {
+			if k.Workload == wl && k.Driver == drv && k.Mode == m && (k.Found || k.State == capacity.KneeAbove.String()) {
 				caps = append(caps, float64(k.Rate))
 			}
 		}
@@ -604,7 +591,7 @@ func (s *study) overload(ctx context.Context, wl plan.Workload, drv string, bloc
 		}
 		return nil
 	}
-	bound := plan.AdmissionBound(best, s.cc.SLO.Latency)
+	bound := capacity.AdmissionBound(best, s.cc.SLO.Latency)
 	rate, recRate := int(math.Round(s.cc.Overload*best)), max(1, int(math.Round(s.cc.Recover*best)))
 	var modes []string
 	for _, m := range s.modes(wl) {
@@ -613,10 +600,10 @@ func (s *study) overload(ctx context.Context, wl plan.Workload, drv string, bloc
 		}
 	}
 	for i, name := range s.cc.Policies {
-		pol, _ := plan.LookupPolicy(name)
+		pol, _ := capacity.LookupPolicy(name)
 		for _, m := range paired.Order(s.cfg.Seed, 10_000*block+i, modes) {
-			base := record.OverloadRun{Workload: wl.Name, Driver: drv, Mode: m, Policy: name, Block: block, Capacity: int(best), Rate: rate, RecoverRate: recRate}
-			if name != plan.Policies[0].Name {
+			base := capacity.OverloadRun{Workload: wl.Name, Driver: drv, Mode: m, Policy: name, Block: block, Capacity: int(best), Rate: rate, RecoverRate: recRate}
+			if name != capacity.Policies[0].Name {
 				base.Bound = bound
 			}
 			if ok, why := pol.Serves(m); !ok {
@@ -666,7 +653,7 @@ func (s *study) overload(ctx context.Context, wl plan.Workload, drv string, bloc
 // the overload phase and the phase after it back to back while the
 // server's RSS and goroutines are sampled, the invariants over both, and
 // the time until the phase after it met the objective's latency again.
-func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.OverloadRun, policyArgs []string) ([]*record.Run, error) {
+func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *capacity.OverloadRun, policyArgs []string) ([]*record.Run, error) {
 	runs, err := s.overloadRuns(ctx, wl, or, policyArgs)
 	if err != nil {
 		return nil, err
@@ -680,7 +667,7 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *record.Ov
 }
 
 // overloadRuns runs overloadOne's phases and returns their records.
-func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *record.OverloadRun, policyArgs []string) ([]*record.Run, error) {
+func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity.OverloadRun, policyArgs []string) ([]*record.Run, error) {
 	d, ok := LookupDriver(or.Driver)
 	if !ok {
 		return nil, fmt.Errorf("no driver %q", or.Driver)
@@ -777,7 +764,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *record.O
 		or.PeakRSS, or.PeakGoroutines = max(or.PeakRSS, p.RSS), max(or.PeakGoroutines, p.Goroutines)
 	}
 	or.Samples = points
-	or.RecoveryS, or.Recovered = recovery(s.cc.SLO, rres)
+	or.RecoveryS, or.Recovered = capacity.Recovery(s.cc.SLO, rres)
 
 	last, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 	if err != nil {
@@ -822,40 +809,12 @@ func fill(r *record.Run, res *summary.Summary, run driverRun) {
 	r.ServerSet, r.DriverSet = run.ServerSet, run.DriverSet
 }
 
-// recovery is the time from the start of the phase after an overload to
-// the start of the first interval from which on every interval with calls
-// met the objective's latency bound (its p99; the timeline has p50 and p99
-// only, so an objective on another percentile is read at p99, the stricter
-// for p50 to p95). ok false when the last interval did not.
-func recovery(slo plan.SLO, s *summary.Summary) (float64, bool) {
-	if s == nil || len(s.Timeline) == 0 {
-		return 0, false
-	}
-	bound := slo.BoundMs()
-	from := -1
-	for i, p := range s.Timeline {
-		switch {
-		case p.Calls == 0:
-		case p.P99Ms <= bound:
-			if from < 0 {
-				from = i
-			}
-		default:
-			from = -1
-		}
-	}
-	if from < 0 {
-		return 0, false
-	}
-	return s.Timeline[from].StartS, true
-}
-
 // sampler reads the server's RSS and goroutines from GetStats until
 // stopped.
 type sampler struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
-	points []record.ProcPoint
+	points []capacity.ProcPoint
 }
 
 func sampleServer(ctx context.Context, admin locklabv1.AdminServiceClient) *sampler {
@@ -867,7 +826,7 @@ func sampleServer(ctx context.Context, admin locklabv1.AdminServiceClient) *samp
 		for {
 			st, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
 			if err == nil {
-				s.points = append(s.points, record.ProcPoint{T: time.Since(start).Seconds(), RSS: st.GetRssBytes(), Goroutines: st.GetGoroutines()})
+				s.points = append(s.points, capacity.ProcPoint{T: time.Since(start).Seconds(), RSS: st.GetRssBytes(), Goroutines: st.GetGoroutines()})
 			}
 			select {
 			case <-s.done:
@@ -882,7 +841,7 @@ func sampleServer(ctx context.Context, admin locklabv1.AdminServiceClient) *samp
 }
 
 // stop ends the sampling and returns the samples.
-func (s *sampler) stop() []record.ProcPoint {
+func (s *sampler) stop() []capacity.ProcPoint {
 	close(s.done)
 	s.wg.Wait()
 	return s.points

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
+	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -135,7 +136,7 @@ func newStudy(t *testing.T, cfg Config, cc Capacity, latency func(mode string, r
 
 // checkCapacity is the check every search must pass: a found knee within
 // the refinement's resolution below the true capacity, never above it.
-func checkCapacity(k record.CapKnee, capacity int, tol float64) error {
+func checkCapacity(k capacity.CapKnee, capacity int, tol float64) error {
 	switch {
 	case !k.Found:
 		return fmt.Errorf("%s block %d: %s", k.Mode, k.Block, k.State)
@@ -189,7 +190,7 @@ func TestCapacitySearchFindsAKnownCapacity(t *testing.T) {
 	require.NoError(t, s.search(t.Context(), wl, "go", 1, cc.Rates))
 	for _, k := range s.rec.Knees {
 		assert.False(t, k.Found, "%s: a non-monotone curve has no knee", k.Mode)
-		assert.Equal(t, plan.KneeNonMonotone.String(), k.State)
+		assert.Equal(t, capacity.KneeNonMonotone.String(), k.State)
 		assert.Error(t, checkCapacity(k, 5300, tol))
 	}
 }
@@ -235,7 +236,7 @@ func TestObjectiveFromTheFloor(t *testing.T) {
 			assert.Zero(t, found, "the control: below a 1 ms objective no design has a knee")
 			for _, k := range s.rec.Knees {
 				if k.Mode != "noop" {
-					assert.Equal(t, plan.KneeBelow.String(), k.State)
+					assert.Equal(t, capacity.KneeBelow.String(), k.State)
 				}
 			}
 			continue
@@ -272,16 +273,16 @@ func TestOverloadPhase(t *testing.T) {
 	cfg, cc := capacityConfig(t, "mutex,inputQ,noop", "p99<=1ms")
 	cc.OverloadFor, cc.RecoverFor = 500*time.Millisecond, time.Second
 	s, p := newStudy(t, cfg, cc, func(string, int) float64 { return 0.3 })
-	s.rec.Knees = []record.CapKnee{
+	s.rec.Knees = []capacity.CapKnee{
 		{Workload: "counter", Driver: "go", Mode: "mutex", Block: 1, Found: true, Rate: 10000},
 		{Workload: "counter", Driver: "go", Mode: "inputQ", Block: 1, Found: true, Rate: 8000},
 		{Workload: "counter", Driver: "go", Mode: "noop", Block: 1, Found: true, Rate: 50000},
 	}
 	wl, _ := plan.LookupWorkload("counter")
 	require.NoError(t, s.overload(t.Context(), wl, "go", 1))
-	require.Len(t, s.rec.Overruns, 2*len(plan.Policies), "noop is left out")
+	require.Len(t, s.rec.Overruns, 2*len(capacity.Policies), "noop is left out")
 	served := 0
-	for _, p := range plan.Policies {
+	for _, p := range capacity.Policies {
 		for _, m := range []string{"mutex", "inputQ"} {
 			if ok, _ := p.Serves(m); ok {
 				served++
@@ -343,7 +344,7 @@ func TestCapacityGate(t *testing.T) {
 	// The designs under the policies that apply to them, per block, and
 	// mutex's share, from the one list of policies.
 	served, mutexServed := 0, 0
-	for _, p := range plan.Policies {
+	for _, p := range capacity.Policies {
 		for _, m := range []string{"mutex", "inputQ"} {
 			if ok, _ := p.Serves(m); ok {
 				served++
@@ -353,7 +354,7 @@ func TestCapacityGate(t *testing.T) {
 			}
 		}
 	}
-	na := 2*len(plan.Policies) - served
+	na := 2*len(capacity.Policies) - served
 	for _, tt := range []struct {
 		name                          string
 		foreign                       func(Job) float64
@@ -408,25 +409,6 @@ func TestCapacityGate(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestRecoveryNeedsEveryLaterInterval(t *testing.T) {
-	slo, err := plan.ParseSLO("p99<=1ms")
-	require.NoError(t, err)
-	tl := func(p99s ...float64) *summary.Summary {
-		s := &summary.Summary{}
-		for i, p := range p99s {
-			s.Timeline = append(s.Timeline, summary.TimelinePoint{StartS: 0.1 * float64(i), Calls: 1, P99Ms: p})
-		}
-		return s
-	}
-	at, ok := recovery(slo, tl(5, 0.5, 5, 0.5, 0.5))
-	assert.True(t, ok)
-	assert.InDelta(t, 0.3, at, 1e-9, "a good interval followed by a bad one is not recovered")
-	_, ok = recovery(slo, tl(0.5, 5))
-	assert.False(t, ok, "the last interval broke the objective")
-	_, ok = recovery(slo, &summary.Summary{})
-	assert.False(t, ok, "no timeline, no recovery time")
 }
 
 func TestNewCapacityBadInput(t *testing.T) {

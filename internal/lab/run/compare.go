@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
 )
 
@@ -97,11 +98,7 @@ func Compare(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if len(runs) == 0 {
 		return runErr
 	}
-	rep, err := report.New(meta, runs)
-	if err != nil {
-		return err
-	}
-	if err := report.Write(cfg.Out, rep); err != nil {
+	if err := render.Lab.Write(cfg.Out, meta, runs); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "report: %s\n        %s\n", filepath.Join(cfg.Out, "report.md"), filepath.Join(cfg.Out, "report.html"))

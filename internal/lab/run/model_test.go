@@ -15,7 +15,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/mva"
 	"github.com/locklab/locklab/internal/lab/record"
-	"github.com/locklab/locklab/internal/lab/report"
+	"github.com/locklab/locklab/internal/lab/render"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
 )
@@ -128,7 +128,7 @@ func modelVerdicts(t *testing.T, designs map[string]netDesign) map[string]map[st
 	runs, err := runPlan(t.Context(), cfg, p, layout(cfg), new(nopWriter))
 	require.NoError(t, err)
 	require.Len(t, runs, 2*2*3*6)
-	rep, err := report.New(newMeta(cfg, nil), runs)
+	rep, err := render.New(newMeta(cfg, nil), runs)
 	require.NoError(t, err)
 	md := rep.Markdown()
 	out := map[string]map[string]string{}

@@ -1,4 +1,4 @@
-package report
+package capacity
 
 import (
 	"fmt"
@@ -6,18 +6,17 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/paired"
-	"github.com/locklab/locklab/internal/lab/plan"
-	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // overKey is one design under one policy on one workload and driver.
 type overKey struct{ Workload, Driver, Mode, Policy string }
 
 // overCells are the overload phase's cells in the order the table shows
-// them: by workload, policy (plan.Policies' order) and design (meta's), each
+// them: by workload, policy (Policies' order) and design (meta's), each
 // with its clean runs over the blocks, or why it does not apply.
-func (rep *CapacityReport) overCells() ([]overKey, map[overKey][]record.OverloadRun, map[overKey]string) {
-	runs, na := map[overKey][]record.OverloadRun{}, map[overKey]string{}
+func (rep *CapacityReport) overCells() ([]overKey, map[overKey][]OverloadRun, map[overKey]string) {
+	runs, na := map[overKey][]OverloadRun{}, map[overKey]string{}
 	for _, o := range rep.Cap.Overruns {
 		k := overKey{o.Workload, o.Driver, o.Mode, o.Policy}
 		switch {
@@ -34,7 +33,7 @@ func (rep *CapacityReport) overCells() ([]overKey, map[overKey][]record.Overload
 	var keys []overKey
 	for _, wl := range rep.Meta.Workloads {
 		for _, d := range rep.Meta.Drivers {
-			for _, p := range plan.Policies {
+			for _, p := range Policies {
 				for _, m := range rep.Meta.Modes {
 					k := overKey{wl, d, m, p.Name}
 					_, ran := runs[k]
@@ -73,14 +72,14 @@ func geoCI(vs []float64, f func(float64) string) string {
 	return fmt.Sprintf("%s [%s, %s]", f(e.GeoMean), f(e.Lo), f(e.Hi))
 }
 
-func (rep *CapacityReport) overloadTable() table {
-	t := table{header: []string{"workload", "design", "policy", "N", "offered → after (calls/s)", "blocks", "goodput (calls/s)", "of the best capacity",
+func (rep *CapacityReport) overloadTable() report.Rows {
+	t := report.Rows{Header: []string{"workload", "design", "policy", "N", "offered → after (calls/s)", "blocks", "goodput (calls/s)", "of the best capacity",
 		"p99 of OK calls", "errors by code", "peak goroutines", "peak RSS (× at capacity)", "recovery (s)"}}
 	keys, cells, na := rep.overCells()
 	for _, k := range keys {
 		ors := cells[k]
 		if why, ok := na[k]; ok {
-			t.rows = append(t.rows, []string{k.Workload, k.Mode, k.Policy, "", "", "n/a: " + why, "", "", "", "", "", "", ""})
+			t.Rows = append(t.Rows, []string{k.Workload, k.Mode, k.Policy, "", "", "n/a: " + why, "", "", "", "", "", "", ""})
 			continue
 		}
 		var goodput, share, okp99, rss, recov []float64
@@ -115,7 +114,7 @@ func (rep *CapacityReport) overloadTable() table {
 				codes[c] += n
 			}
 		}
-		first := record.OverloadRun{}
+		first := OverloadRun{}
 		if len(ors) > 0 {
 			first = ors[0]
 		} else {
@@ -127,14 +126,14 @@ func (rep *CapacityReport) overloadTable() table {
 			}
 		}
 		blocks := fmt.Sprintf("%d of %d", len(goodput), rep.Meta.Reps)
-		row := []string{k.Workload, k.Mode, k.Policy, boundText(first.Bound), fmt.Sprintf("%s → %s", fmtNum(float64(first.Rate)), fmtNum(float64(first.RecoverRate))), blocks}
+		row := []string{k.Workload, k.Mode, k.Policy, boundText(first.Bound), fmt.Sprintf("%s → %s", report.FmtNum(float64(first.Rate)), report.FmtNum(float64(first.RecoverRate))), blocks}
 		if len(goodput) == 0 {
-			t.rows = append(t.rows, append(row, "no clean run", "", "", "", "", "", ""))
+			t.Rows = append(t.Rows, append(row, "no clean run", "", "", "", "", "", ""))
 			continue
 		}
 		pct := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 		secs := func(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", v), "0") }
-		t.rows = append(t.rows, append(row, meanCI(goodput, fmtNum), meanCI(share, pct), geoCI(okp99, fmtMs), codesText(codes), fmt.Sprint(gor),
+		t.Rows = append(t.Rows, append(row, meanCI(goodput, report.FmtNum), meanCI(share, pct), geoCI(okp99, report.FmtMs), codesText(codes), fmt.Sprint(gor),
 			geoCI(rss, func(v float64) string { return fmt.Sprintf("%.2f×", v) }),
 			fmt.Sprintf("%s (recovered in %d of %d)", meanCI(recov, secs), recovered, len(goodput))))
 	}

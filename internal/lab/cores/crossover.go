@@ -1,4 +1,4 @@
-package report
+package cores
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/mva"
 	"github.com/locklab/locklab/internal/lab/paired"
+	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/store"
 )
 
@@ -66,7 +67,7 @@ func measuredCrossover(steps []ladderStep) (lo, est, hi float64, ok bool) {
 // work per command at which each owner design overtakes the baseline
 // (mutex), predicted by each block's models and measured on the plan's
 // ladder of work levels.
-func (rep *Report) crossoverBlocks(f *modelFamily, models map[string]map[int]mva.Model, blocks []int) []block {
+func (rep view) crossoverBlocks(f *modelFamily, models map[string]map[int]mva.Model, blocks []int) []report.Piece {
 	base := models[crossoverBaseline]
 	if base == nil {
 		return nil
@@ -95,20 +96,20 @@ func (rep *Report) crossoverBlocks(f *modelFamily, models map[string]map[int]mva
 	if len(rows) == 0 {
 		return nil
 	}
-	return []block{
-		para(fmt.Sprintf("Crossover: the work per command at which each owner design overtakes %s. *Predicted*: by each block's models, "+
+	return []report.Piece{
+		report.Para(fmt.Sprintf("Crossover: the work per command at which each owner design overtakes %s. *Predicted*: by each block's models, "+
 			"fitted on runs that do not include these CPU counts, where the two predicted calls/s meet within the ladder's range "+
 			"(median over the blocks, with its interval). *Measured*: the paired calls/s ratio of the owner design to %s at each work "+
 			"level of the ladder (geometric mean over the blocks, 95%% interval), and the bracket of work levels where it changes sign: "+
 			"the last level where one design is ahead beyond doubt and the first where the other is; the estimate inside it is where "+
 			"the mean ratio crosses zero, linear between its neighbours.", crossoverBaseline, crossoverBaseline)),
-		table{header: []string{"owner design", "at", "predicted crossover", "ratio to " + crossoverBaseline + " at each work level", "measured crossover", "prediction in the bracket"}, rows: rows},
+		report.Table([]string{"owner design", "at", "predicted crossover", "ratio to " + crossoverBaseline + " at each work level", "measured crossover", "prediction in the bracket"}, rows),
 	}
 }
 
-func (rep *Report) crossoverRow(f *modelFamily, mode string, n, callers int, ms, base map[int]mva.Model, blocks []int) []string {
-	at := func(m string) map[float64]*Group {
-		out := map[float64]*Group{}
+func (rep view) crossoverRow(f *modelFamily, mode string, n, callers int, ms, base map[int]mva.Model, blocks []int) []string {
+	at := func(m string) map[float64]*report.Group {
+		out := map[float64]*report.Group{}
 		for _, c := range f.cells[m] {
 			if c.cpus == n && c.callers == callers {
 				out[c.work] = c.g
@@ -177,7 +178,7 @@ func (rep *Report) crossoverRow(f *modelFamily, mode string, n, callers int, ms,
 			measured += " (it falls behind there)"
 		}
 		if len(pred) > 0 {
-			med := statOfValues(pred, nil).Median
+			med := report.StatOf(pred, nil).Median
 			inside = map[bool]string{true: "yes", false: "no"}[lo <= med && med <= hi]
 		}
 	}

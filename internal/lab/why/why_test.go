@@ -1,4 +1,4 @@
-package report
+package why
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
 )
@@ -75,7 +76,7 @@ func whyRun(t *testing.T, idx int, mode, attr string, rep int) *record.Run {
 	return r
 }
 
-func whyReport(t *testing.T) *Report {
+func whyReport(t *testing.T) *report.Report {
 	t.Helper()
 	var runs []*record.Run
 	idx := 0
@@ -93,6 +94,45 @@ func whyReport(t *testing.T) *Report {
 		Modes: []string{"mutex", "inputQ", "noop"}, Drivers: []string{"go"}, Levels: []int{100}, Duration: "1s", Warmup: "1s", Reps: 4, CPUs: 2,
 		Factors: sp}
 	return mustNew(t, meta, runs)
+}
+
+// mustNew builds a report with this section.
+func mustNew(t *testing.T, meta record.Meta, runs []*record.Run) *report.Report {
+	t.Helper()
+	rep, err := report.New(meta, runs, Part{})
+	require.NoError(t, err)
+	return rep
+}
+
+func mustDerive(t *testing.T, r *record.Run) record.Derived {
+	t.Helper()
+	d, err := record.Derive(r)
+	require.NoError(t, err)
+	return d
+}
+
+// groupOf is the report's group of a section, level and mode.
+func groupOf(t *testing.T, rep *report.Report, sec report.Section, level int, mode string) *report.Group {
+	t.Helper()
+	for _, g := range rep.Groups {
+		if g.Section.String() == sec.String() && g.Level == level && g.Mode == mode {
+			return g
+		}
+	}
+	t.Fatalf("no group %s at %d of %s", sec, level, mode)
+	return nil
+}
+
+// metricByKey is the catalogue's row of a key.
+func metricByKey(t *testing.T, key string) *report.Metric {
+	t.Helper()
+	for _, m := range report.Catalogue {
+		if m.Key == key {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s in the catalogue", key)
+	return nil
 }
 
 // TestWhyWorkedExample puts known categories through the report: the
@@ -126,7 +166,7 @@ func TestWhyWorkedExample(t *testing.T) {
 	assert.Contains(t, rows["write system calls per call"][1], "1.00")
 	assert.Contains(t, rows["write system calls per call"][2], "0.50")
 	assert.True(t, strings.HasPrefix(rows["write system calls per call"][4], "−0.50 ["))
-	total := rows["total: "+mServerCPUPerCall.Label]
+	total := rows["total: "+report.ServerCPUPerCall.Label]
 	require.NotNil(t, total)
 	assert.True(t, strings.HasPrefix(total[4], "+3.1µs ["), total[4])
 
@@ -138,11 +178,11 @@ func TestWhyWorkedExample(t *testing.T) {
 	assert.True(t, strings.HasPrefix(cost[1][2], "−5.0% [−5.0%, −5.0%]"), cost[1][2])
 
 	// The figures: every category per call, where attribution ran.
-	g := rep.group(Section{Workload: "counter", Driver: "go", Factors: plan.DefaultPoint().With(plan.Attribute, "on")}, 100, "inputQ")
+	g := groupOf(t, rep, report.Section{Workload: "counter", Driver: "go", Factors: plan.DefaultPoint().With(plan.Attribute, "on")}, 100, "inputQ")
 	require.NotNil(t, g)
-	assert.InDelta(t, 3*1.025, g.fig(metricByKey(t, "cpu_us_per_call.scheduler")).Median, 1e-9)
-	off := rep.group(Section{Workload: "counter", Driver: "go", Factors: plan.DefaultPoint().With(plan.Attribute, "off")}, 100, "inputQ")
-	assert.Zero(t, off.fig(metricByKey(t, "cpu_us_per_call.scheduler")).N, "none without attribution")
+	assert.InDelta(t, 3*1.025, g.Fig(metricByKey(t, "cpu_us_per_call.scheduler")).Median, 1e-9)
+	off := groupOf(t, rep, report.Section{Workload: "counter", Driver: "go", Factors: plan.DefaultPoint().With(plan.Attribute, "off")}, 100, "inputQ")
+	assert.Zero(t, off.Fig(metricByKey(t, "cpu_us_per_call.scheduler")).N, "none without attribution")
 
 	page, err := rep.HTML()
 	require.NoError(t, err)
@@ -153,7 +193,7 @@ func TestWhyWorkedExample(t *testing.T) {
 // whichever way it goes; and the control, a sentence that says when its
 // interval holds no difference.
 func TestWhySentence(t *testing.T) {
-	p := Pair{"inputQ", "mutex"}
+	p := report.Pair{Design: "inputQ", Against: "mutex"}
 	parts := []namedDiff{{"locks", -1}, {"scheduler", 2}, {"channels", 1}, {"grpc", 0}}
 	e := paired.Difference{N: 8, Mean: 2, Lo: 1.5, Hi: 2.5}
 	assert.Equal(t, "inputQ costs 2.0µs more per call than mutex (95% interval +1.5µs to +2.5µs, 8 blocks); "+
@@ -177,27 +217,35 @@ func TestWhySentence(t *testing.T) {
 // TestWhySentencesSkipUnpaired: a design with no block in common with the
 // baseline gets no sentence, and the others still get theirs.
 func TestWhySentencesSkipUnpaired(t *testing.T) {
-	wc := whyCell{modes: []string{"mutex", "inputQ", "combining"}, runs: map[string][]*record.Run{
+	wc := report.CellRuns{Modes: []string{"mutex", "inputQ", "combining"}, Runs: map[string][]*record.Run{
 		"mutex":     {whyRun(t, 1, "mutex", "on", 1)},
 		"inputQ":    {whyRun(t, 2, "inputQ", "on", 2)},
 		"combining": {whyRun(t, 3, "combining", "on", 1)},
-	}, pairs: []Pair{{"inputQ", "mutex"}, {"combining", "mutex"}}}
+	}, Pairs: []report.Pair{{Design: "inputQ", Against: "mutex"}, {Design: "combining", Against: "mutex"}}}
 	ss, err := whySentences(wc, "mutex")
 	require.NoError(t, err)
 	require.Len(t, ss, 1)
 	assert.True(t, strings.HasPrefix(ss[0], "combining costs 1.0µs more per call than mutex (one block: no interval); locks (100%) explains it"), ss[0])
 	tb, err := whyTable(wc)
 	require.NoError(t, err)
-	assert.Equal(t, "— (no block with both)", tb.rows[0][4], "the table says why inputQ has none")
+	assert.Equal(t, "— (no block with both)", tb.Rows[0][4], "the table says why inputQ has none")
 }
 
 // TestWhyNeedsAttribution: a report with no profiled run has no Why
 // section, and its level tables no rows of attribution.
 func TestWhyNeedsAttribution(t *testing.T) {
-	md := mustNew(t, fakeMeta(), fakeRuns(t)).Markdown()
+	var runs []*record.Run
+	for rep := 1; rep <= 3; rep++ {
+		for i, mode := range []string{"mutex", "inputQ"} {
+			runs = append(runs, whyRun(t, 2*(rep-1)+i+1, mode, "off", rep))
+		}
+	}
+	meta := record.Meta{Command: "compare", Model: "closed", Workloads: []string{"counter"}, Modes: []string{"mutex", "inputQ"},
+		Drivers: []string{"go"}, Levels: []int{100}, Duration: "1s", Warmup: "1s", Reps: 3, CPUs: 2}
+	md := mustNew(t, meta, runs).Markdown()
 	assert.NotContains(t, md, "## Why")
-	assert.NotContains(t, md, mWritesPerCall.Label)
-	assert.Contains(t, whyReport(t).Markdown(), "| "+mWritesPerCall.Label+" |", "the control: with attribution, the level table has it")
+	assert.NotContains(t, md, report.WritesPerCall.Label)
+	assert.Contains(t, whyReport(t).Markdown(), "| "+report.WritesPerCall.Label+" |", "the control: with attribution, the level table has it")
 }
 
 // TestWhyRefusesAnotherTable: a record folded with categories the table no
@@ -206,7 +254,7 @@ func TestWhyNeedsAttribution(t *testing.T) {
 func TestWhyRefusesAnotherTable(t *testing.T) {
 	r := whyRun(t, 1, "mutex", "on", 1)
 	delete(r.Attribution.CPUSeconds, "scheduler")
-	_, err := Aggregate([]*record.Run{r})
+	_, err := report.Aggregate([]*record.Run{r})
 	assert.ErrorContains(t, err, `no category "scheduler"`)
 }
 

@@ -1,4 +1,4 @@
-package plan
+package capacity
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/store"
 	"github.com/locklab/locklab/summary"
 )
@@ -166,13 +167,13 @@ func cutOp(term string) (key, op, val string, ok bool) {
 
 // String is the objective as ParseSLO reads it back.
 func (o SLO) String() string {
-	return fmt.Sprintf("%s<=%s,achieved>=%s,errors=%d", o.Pct, o.Latency, FormatFloat(o.Achieved), o.Errors)
+	return fmt.Sprintf("%s<=%s,achieved>=%s,errors=%d", o.Pct, o.Latency, plan.FormatFloat(o.Achieved), o.Errors)
 }
 
 // Title is the objective's latency bound as headings print it: "p99 ≤ 1 ms".
 func (o SLO) Title() string {
 	ms := float64(o.Latency) / float64(time.Millisecond)
-	return fmt.Sprintf("%s ≤ %s ms", o.Pct, FormatFloat(ms))
+	return fmt.Sprintf("%s ≤ %s ms", o.Pct, plan.FormatFloat(ms))
 }
 
 // LatencyMs is the bounded percentile of a run, in ms.
@@ -195,10 +196,10 @@ func (o SLO) Verdict(rate float64, s *summary.Summary) (ok bool, why string) {
 		return false, "no result"
 	}
 	if lat := o.LatencyMs(s.LatencyMs); lat > o.BoundMs() {
-		return false, fmt.Sprintf("%s %s ms > %s ms", o.Pct, FormatFloat(lat), FormatFloat(o.BoundMs()))
+		return false, fmt.Sprintf("%s %s ms > %s ms", o.Pct, plan.FormatFloat(lat), plan.FormatFloat(o.BoundMs()))
 	}
 	if rate > 0 && s.CallsPerS < o.Achieved*rate {
-		return false, fmt.Sprintf("achieved %.1f%% of the offered rate < %s%%", 100*s.CallsPerS/rate, FormatFloat(100*o.Achieved))
+		return false, fmt.Sprintf("achieved %.1f%% of the offered rate < %s%%", 100*s.CallsPerS/rate, plan.FormatFloat(100*o.Achieved))
 	}
 	if s.UnexpectedErrors > o.Errors {
 		return false, fmt.Sprintf("%d unexpected errors > %d", s.UnexpectedErrors, o.Errors)
@@ -215,7 +216,7 @@ const DefaultSteps = "25,50,75,100"
 // ParseSteps reads a ladder of percentages (of the ceiling): ascending,
 // each in 1..500.
 func ParseSteps(s, flagName string) ([]float64, error) {
-	ints, err := ParseInts(s, flagName, 1, 500)
+	ints, err := plan.ParseInts(s, flagName, 1, 500)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func ParseSteps(s, flagName string) ([]float64, error) {
 // ParseRates reads an explicit ladder of rates (calls/s): ascending, whole,
 // in 1..1,000,000.
 func ParseRates(s, flagName string) ([]int, error) {
-	rates, err := ParseInts(s, flagName, 1, 1_000_000)
+	rates, err := plan.ParseInts(s, flagName, 1, 1_000_000)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package record
+package capacity
 
 import (
 	"encoding/json"
@@ -96,7 +96,7 @@ type CapKnee struct {
 	Driver   string `json:"driver"`
 	Mode     string `json:"mode"`
 	Block    int    `json:"block"`
-	State    string `json:"state"` // plan.KneeState's String
+	State    string `json:"state"` // KneeState's String
 	Found    bool   `json:"found"`
 	Rate     int    `json:"rate,omitempty"` // highest passing
 	Fail     int    `json:"fail,omitempty"` // lowest failing

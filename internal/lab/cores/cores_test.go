@@ -1,4 +1,4 @@
-package report
+package cores
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
 )
@@ -82,7 +83,7 @@ func TestCoresWorkedExample(t *testing.T) {
 	meta := record.Meta{Command: "compare -server-cpus 1,2 -share-cpus", Model: "closed", Workloads: []string{"counter"},
 		Modes: []string{"mutex", "inputQ"}, Drivers: []string{"go"}, Levels: []int{10}, Duration: "1s", Warmup: "1s", Reps: 3, CPUs: 2,
 		Factors: sp, ShareCPUs: true}
-	rep, err := New(meta, runs)
+	rep, err := report.New(meta, runs, Part{})
 	require.NoError(t, err)
 	md := rep.Markdown()
 
@@ -119,17 +120,41 @@ func TestCoresWorkedExample(t *testing.T) {
 	runs[0] = coreRun(t, 1, "mutex", 1, 1, 40_000, 1.0, 0.4)
 	runs[4] = coreRun(t, 5, "mutex", 1, 2, 40_000, 1.0, 0.4)
 	runs[8] = coreRun(t, 9, "mutex", 1, 3, 40_000, 1.0, 0.4)
-	rep, err = New(meta, runs)
+	rep, err = report.New(meta, runs, Part{})
 	require.NoError(t, err)
 	assert.Contains(t, rep.Markdown(), "| mutex | 1 CPU (3 runs) | 25.0µs | 10.0µs | 2.50 | 40,000 (CPU), own runs | 40,000 (40,000–40,000) | 0.0% | "+
 		"80,000 (CPU) | 45,000 (45,000–45,000), shared | 44% |")
 }
 
 // TestNoCoresSection: a plan that neither swept the server's CPUs nor has a
-// serial demand gets no bottleneck section.
+// serial demand gets no bottleneck section; the control, the same runs with
+// their serial demand, gets one.
 func TestNoCoresSection(t *testing.T) {
-	rep, err := New(fakeMeta(), fakeRuns(t))
+	var runs []*record.Run
+	for rep := 1; rep <= 3; rep++ {
+		for i, mode := range []string{"mutex", "inputQ"} {
+			runs = append(runs, coreRun(t, 2*(rep-1)+i+1, mode, 1, rep, 40_000, 1.0, 0.8))
+		}
+	}
+	meta := record.Meta{Command: "compare", Model: "closed", Workloads: []string{"counter"}, Modes: []string{"mutex", "inputQ"},
+		Drivers: []string{"go"}, Levels: []int{10}, Duration: "1s", Warmup: "1s", Reps: 3, CPUs: 2, Factors: plan.Space{}}
+	with, err := report.New(meta, runs, Part{})
+	require.NoError(t, err)
+	assert.Contains(t, with.Markdown(), "## "+coresHeading, "the control: a serial demand, a section")
+
+	for _, r := range runs {
+		r.Derived.Serial = nil
+	}
+	rep, err := report.New(meta, runs, Part{})
 	require.NoError(t, err)
 	assert.NotContains(t, rep.Markdown(), "bottleneck bound")
+	assert.NotContains(t, rep.Markdown(), coresHeading)
 	assert.NotContains(t, rep.Markdown(), "shared CPUs")
+}
+
+func mustDerive(t *testing.T, r *record.Run) record.Derived {
+	t.Helper()
+	d, err := record.Derive(r)
+	require.NoError(t, err)
+	return d
 }

@@ -1,10 +1,11 @@
-package report
+package latencyledger
 
 import (
 	"math"
 	"slices"
 
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // The store's own clocks (store.SerialStats, through GetStats into each
@@ -26,15 +27,15 @@ const clocksHowToRead = "The store's own clocks, from the same runs: how long a 
 // wait or a batch).
 type clockPart struct {
 	name  string
-	unit  Unit
+	unit  report.Unit
 	value func(s *record.Serial) (float64, bool)
 }
 
 var clockParts = []clockPart{
-	{"wait p50 (lock wait, mailbox age)", UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitP50Us, s.HasWait() }},
-	{"wait p99", UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitP99Us, s.HasWait() }},
-	{"wait mean", UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitMeanUs, s.HasWait() }},
-	{"mean batch (commands)", UnitRatio, func(s *record.Serial) (float64, bool) { return s.MeanBatch(), s.HasWait() && s.Batches > 0 }},
+	{"wait p50 (lock wait, mailbox age)", report.UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitP50Us, s.HasWait() }},
+	{"wait p99", report.UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitP99Us, s.HasWait() }},
+	{"wait mean", report.UnitUs, func(s *record.Serial) (float64, bool) { return s.WaitMeanUs, s.HasWait() }},
+	{"mean batch (commands)", report.UnitRatio, func(s *record.Serial) (float64, bool) { return s.MeanBatch(), s.HasWait() && s.Batches > 0 }},
 }
 
 // clockOf reads a part from a run: NaN where the run lacks it, which
@@ -63,49 +64,49 @@ func withClock(runs []*record.Run, p clockPart) []*record.Run {
 // clocksTable is the clocks' figures of a cell's designs, a row each, with
 // the paired differences between designs that both have them; ok is false
 // when no run of the cell has the clocks (records from before them).
-func clocksTable(wc whyCell) (t table, ok bool, err error) {
+func clocksTable(wc report.CellRuns) (t report.Rows, ok bool, err error) {
 	var modes []string
-	for _, m := range wc.modes {
-		if len(withClock(wc.runs[m], clockParts[0])) > 0 {
+	for _, m := range wc.Modes {
+		if len(withClock(wc.Runs[m], clockParts[0])) > 0 {
 			modes = append(modes, m)
 		}
 	}
 	if len(modes) == 0 {
-		return table{}, false, nil
+		return report.Rows{}, false, nil
 	}
 	header := []string{"clock"}
 	for _, m := range modes {
 		header = append(header, m)
 	}
-	var pairs []Pair
-	for _, p := range wc.pairs {
+	var pairs []report.Pair
+	for _, p := range wc.Pairs {
 		if slices.Contains(modes, p.Design) && slices.Contains(modes, p.Against) {
 			pairs = append(pairs, p)
 			header = append(header, p.Design+" − "+p.Against)
 		}
 	}
-	t = table{header: header}
+	t = report.Rows{Header: header}
 	for _, pt := range clockParts {
 		row := []string{pt.name}
 		for _, m := range modes {
-			s, err := medianOf(withClock(wc.runs[m], pt), clockOf(pt))
+			s, err := report.MedianOf(withClock(wc.Runs[m], pt), clockOf(pt))
 			if err != nil {
-				return table{}, false, err
+				return report.Rows{}, false, err
 			}
-			row = append(row, fmtCI(s, pt.unit.Format))
+			row = append(row, report.FmtCI(s, pt.unit.Format))
 		}
 		for _, p := range pairs {
-			e, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], clockOf(pt))
+			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], clockOf(pt))
 			if err != nil {
-				return table{}, false, err
+				return report.Rows{}, false, err
 			}
 			if !ok {
 				row = append(row, "—")
 				continue
 			}
-			row = append(row, fmtDifference(e, pt.unit))
+			row = append(row, report.FmtDifference(e, pt.unit))
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, true, nil
 }

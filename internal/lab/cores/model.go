@@ -1,4 +1,4 @@
-package report
+package cores
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // workFactor is the factor of the work per command, the model's axis.
@@ -28,18 +29,18 @@ type modelCell struct {
 	work    float64 // seconds per command
 	cpus    int
 	callers int
-	g       *Group
+	g       *report.Group
 }
 
 // modelFamily is every store-backed group of one workload, driver and
 // combination of the factors other than the work and the server's CPUs:
 // the points one model per design is fitted on and carried to.
 type modelFamily struct {
-	sec   Section // work and server CPUs at their defaults
+	sec   report.Section // work and server CPUs at their defaults
 	cells map[string][]modelCell
 }
 
-func workOf(g *Group) float64 { return workAt(g.Factors) }
+func workOf(g *report.Group) float64 { return workAt(g.Factors) }
 
 // workAt is a point's work per command, in seconds.
 func workAt(p plan.Point) float64 {
@@ -50,7 +51,7 @@ func workAt(p plan.Point) float64 {
 	return d.Seconds()
 }
 
-func (rep *Report) modelFamilies() []*modelFamily {
+func (rep view) modelFamilies() []*modelFamily {
 	var out []*modelFamily
 	def := plan.DefaultPoint()
 	for _, g := range rep.Groups {
@@ -117,8 +118,8 @@ func obsOf(c modelCell, r *record.Run) (mva.Obs, bool) {
 }
 
 // runOf is a group's run of block b.
-func runOf(g *Group, b int) *record.Run {
-	for _, r := range g.records {
+func runOf(g *report.Group, b int) *record.Run {
+	for _, r := range g.Records() {
 		if r.Rep == b {
 			return r
 		}
@@ -152,10 +153,10 @@ func blockModels(fit []modelCell, blocks []int) map[int]mva.Model {
 }
 
 // blocksOf are the blocks a report's runs came from, in order.
-func (rep *Report) blocksOf() []int {
+func (rep view) blocksOf() []int {
 	var out []int
 	for _, g := range rep.Groups {
-		for _, r := range g.records {
+		for _, r := range g.Records() {
 			if !slices.Contains(out, r.Rep) {
 				out = append(out, r.Rep)
 			}
@@ -228,12 +229,12 @@ func fmtEffect(e paired.Effect) string {
 // modelBlocks is the model's part of the cores section: per family, the
 // fitted models, each held-out point's prediction against its measurement,
 // and the crossovers. Closed-model reports only: the network is closed.
-func (rep *Report) modelBlocks() []block {
+func (rep view) modelBlocks() []report.Piece {
 	if rep.Meta.Model != "closed" {
 		return nil
 	}
 	blocks := rep.blocksOf()
-	var out []block
+	var out []report.Piece
 	for _, f := range rep.modelFamilies() {
 		models := map[string]map[int]mva.Model{}
 		var fitRows, heldRows [][]string
@@ -257,17 +258,17 @@ func (rep *Report) modelBlocks() []block {
 			continue
 		}
 		title := fmt.Sprintf("Model · %s · %s · %s", f.sec.Workload, f.sec.Driver, f.sec.Factors.StringWithout(plan.ServerCPUs, workFactor))
-		out = append(out, heading{3, title},
-			para(fmt.Sprintf("Fitted, in every block, on the runs at %s and %d callers at the smallest and largest work measured there "+
+		out = append(out, report.Heading(3, title),
+			report.Para(fmt.Sprintf("Fitted, in every block, on the runs at %s and %d callers at the smallest and largest work measured there "+
 				"(%s); the demands are lines in the work per command, the time outside the server the one with which the network best reproduces the fitted runs' calls/s "+
 				"(least squares on log calls/s). A run at saturation says little about that time, and its interval shows it.",
 				cpusName(fitOf[0].cpus), fitOf[0].callers, joinWorks(fitOf))),
-			table{header: []string{"design", "blocks", "D_cpu(work)", "D_serial(work)", "time outside the server (Z)"}, rows: fitRows},
-			para("Held out: every other point of the plan. Each block's model predicts that block's run; the error is "+
+			report.Table([]string{"design", "blocks", "D_cpu(work)", "D_serial(work)", "time outside the server (Z)"}, fitRows),
+			report.Para("Held out: every other point of the plan. Each block's model predicts that block's run; the error is "+
 				"predicted / measured − 1 over the blocks (geometric mean, 95% t interval on the log ratios). *off* marks an "+
 				"error whose whole interval lies beyond ±5%: there the model failed, by that much; *within*, one whose whole interval lies inside ±5%; "+
 				"*unsettled*, a point its clean blocks did not decide (an interval across ±5%, or a single block)."),
-			table{header: []string{"design", "held out", "point", "predicted calls/s", "measured calls/s", "error", "model"}, rows: heldRows})
+			report.Table([]string{"design", "held out", "point", "predicted calls/s", "measured calls/s", "error", "model"}, heldRows))
 		out = append(out, rep.crossoverBlocks(f, models, blocks)...)
 	}
 	return out
@@ -288,7 +289,7 @@ func sortedBlocks[T any](m map[int]T) []int {
 
 // blockMedian is the median of a block-indexed figure with its range.
 func blockMedian(vals []float64, f func(float64) string) string {
-	return fmtCI(statOfValues(vals, nil), f)
+	return report.FmtCI(report.StatOf(vals, nil), f)
 }
 
 func fitRow(mode string, fit []modelCell, ms map[int]mva.Model) []string {
@@ -297,7 +298,7 @@ func fitRow(mode string, fit []modelCell, ms map[int]mva.Model) []string {
 		m := ms[b]
 		ca, cb, sa, sb, z = append(ca, m.CPU.A), append(cb, m.CPU.B), append(sa, m.Serial.A), append(sb, m.Serial.B), append(z, m.Think)
 	}
-	us := func(x float64) string { return UnitUs.Format(x * 1e6) }
+	us := func(x float64) string { return report.UnitUs.Format(x * 1e6) }
 	slope := func(x float64) string { return fmt.Sprintf("%.2f", x) }
 	line := func(a, b []float64) string {
 		if len(fit) < 2 {
@@ -326,7 +327,7 @@ func heldRow(mode string, c modelCell, fit []modelCell, ms map[int]mva.Model) []
 	if len(ratios) == 0 {
 		return row
 	}
-	row[3], row[4] = blockMedian(pred, fmtNum), blockMedian(meas, fmtNum)
+	row[3], row[4] = blockMedian(pred, report.FmtNum), blockMedian(meas, report.FmtNum)
 	e, err := paired.Estimate(ratios)
 	if err != nil {
 		return row

@@ -1,4 +1,4 @@
-package report
+package latencyledger
 
 import (
 	"fmt"
@@ -13,16 +13,17 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // ledgerRuns are a group's runs whose server was traced (-ledger on) and
 // that did not fail.
-func ledgerRuns(g *Group) []*record.Run {
+func ledgerRuns(g *report.Group) []*record.Run {
 	if g == nil {
 		return nil
 	}
 	var out []*record.Run
-	for _, r := range g.records {
+	for _, r := range g.Records() {
 		if r.Ledger != nil && !r.Failed() {
 			out = append(out, r)
 		}
@@ -79,30 +80,30 @@ const ledgerHowToRead = "How to read: in every run marked for the ledger (`-ledg
 
 // ledgerBlocks is the ledger's section: one group per cell where the
 // ledger ran, then what tracing cost where it was measured.
-func (rep *Report) ledgerBlocks(withCharts bool) []block {
+func (rep view) ledgerBlocks(withCharts bool) []report.Piece {
 	out, err := rep.ledgerSection(withCharts)
 	if err != nil {
-		return []block{para("The ledger's section failed: " + err.Error())}
+		return []report.Piece{report.Para("The ledger's section failed: " + err.Error())}
 	}
 	return out
 }
 
-func (rep *Report) ledgerSection(withCharts bool) ([]block, error) {
-	cells := rep.cellsWith(ledgerRuns)
+func (rep view) ledgerSection(withCharts bool) ([]report.Piece, error) {
+	cells := rep.CellsWith(ledgerRuns)
 	if len(cells) == 0 {
 		return nil, nil
 	}
-	out := []block{heading{2, "Where the time went: each call's server-side time by state"}, para(ledgerHowToRead), statesTable()}
+	out := []report.Piece{report.Heading(2, "Where the time went: each call's server-side time by state"), report.Para(ledgerHowToRead), statesTable()}
 	for _, wc := range cells {
-		name := rep.cellName(wc.Cell)
-		out = append(out, heading{3, "Where the time went · " + name})
+		name := rep.CellName(wc.Cell)
+		out = append(out, report.Heading(3, "Where the time went · "+name))
 		for _, b := range []ledgerBand{bandMedian, bandTail} {
-			s, err := ledgerSentences(wc, rep.baseline(), b)
+			s, err := ledgerSentences(wc, rep.Baseline(), b)
 			if err != nil {
 				return nil, err
 			}
 			for _, line := range s {
-				out = append(out, para(line))
+				out = append(out, report.Para(line))
 			}
 		}
 		for _, b := range []ledgerBand{bandMedian, bandTail} {
@@ -110,25 +111,25 @@ func (rep *Report) ledgerSection(withCharts bool) ([]block, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, para("Per call, "+b.name+":"), t)
+			out = append(out, report.Para("Per call, "+b.name+":"), t.Piece())
 		}
 		qt, err := stateQuantilesTable(wc)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, para("Each state's own median and p99 over calls (each state ranked on its own, so they do not add up to a call):"), qt)
+		out = append(out, report.Para("Each state's own median and p99 over calls (each state ranked on its own, so they do not add up to a call):"), qt.Piece())
 		ct, ok, err := clocksTable(wc)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			out = append(out, para(clocksHowToRead), ct)
+			out = append(out, report.Para(clocksHowToRead), ct.Piece())
 		}
 		if withCharts {
 			out = append(out, ledgerChart(wc, name))
 		}
 	}
-	cost, err := rep.onOffCost(plan.Ledger, "What tracing costs",
+	cost, err := rep.OnOffCost(plan.Ledger, "What tracing costs",
 		"Every combination ran twice in every block, without the ledger's trace and then with it: each cell is the "+
 			"design's effect with tracing against itself without it, the geometric mean of the per-block ratios with its "+
 			"95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-ledger on` "+
@@ -141,80 +142,80 @@ func (rep *Report) ledgerSection(withCharts bool) ([]block, error) {
 }
 
 // statesTable says what each state holds, from the ledger's table.
-func statesTable() table {
-	t := table{header: []string{"state", "holds"}}
+func statesTable() report.Piece {
+	t := report.Rows{Header: []string{"state", "holds"}}
 	for _, c := range ledger.Categories {
-		t.rows = append(t.rows, []string{c.Name, c.Help})
+		t.Rows = append(t.Rows, []string{c.Name, c.Help})
 	}
-	return t
+	return t.Piece()
 }
 
 // ledgerTable is one band's states, a row each, then their total and the
 // share of the calls' time the ledger placed.
-func ledgerTable(wc whyCell, b ledgerBand) (table, error) {
+func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
 	header := []string{"state"}
-	for _, m := range wc.modes {
-		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.runs[m])))
+	for _, m := range wc.Modes {
+		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
 	}
-	for _, p := range wc.pairs {
+	for _, p := range wc.Pairs {
 		header = append(header, p.Design+" − "+p.Against)
 	}
-	t := table{header: header}
+	t := report.Rows{Header: header}
 	type part struct {
 		name  string
-		unit  Unit
+		unit  report.Unit
 		value func(r *record.Run) (float64, error)
 	}
 	var parts []part
 	for _, c := range ledger.Names() {
-		parts = append(parts, part{c, UnitUs, stateOf(b, c)})
+		parts = append(parts, part{c, report.UnitUs, stateOf(b, c)})
 	}
-	parts = append(parts, part{"total", UnitUs, totalOf(b)})
+	parts = append(parts, part{"total", report.UnitUs, totalOf(b)})
 	if b.short == bandMedian.short {
-		parts = append(parts, part{"calls traced a run", UnitCount, func(r *record.Run) (float64, error) { return float64(r.Ledger.Calls), nil }},
-			part{"share placed in a state", UnitShare, func(r *record.Run) (float64, error) { return r.Ledger.Accounted, nil }})
+		parts = append(parts, part{"calls traced a run", report.UnitCount, func(r *record.Run) (float64, error) { return float64(r.Ledger.Calls), nil }},
+			part{"share placed in a state", report.UnitShare, func(r *record.Run) (float64, error) { return r.Ledger.Accounted, nil }})
 	}
 	for _, pt := range parts {
 		row := []string{pt.name}
-		for _, m := range wc.modes {
-			s, err := medianOf(wc.runs[m], pt.value)
+		for _, m := range wc.Modes {
+			s, err := report.MedianOf(wc.Runs[m], pt.value)
 			if err != nil {
-				return table{}, err
+				return report.Rows{}, err
 			}
-			row = append(row, fmtCI(s, pt.unit.Format))
+			row = append(row, report.FmtCI(s, pt.unit.Format))
 		}
-		for _, p := range wc.pairs {
-			if pt.unit != UnitUs {
+		for _, p := range wc.Pairs {
+			if pt.unit != report.UnitUs {
 				row = append(row, "")
 				continue
 			}
-			e, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], pt.value)
+			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], pt.value)
 			if err != nil {
-				return table{}, err
+				return report.Rows{}, err
 			}
 			if !ok {
 				row = append(row, "— (no block with both)")
 				continue
 			}
-			row = append(row, fmtDifference(e, pt.unit))
+			row = append(row, report.FmtDifference(e, pt.unit))
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
 }
 
 // ledgerSentences: for each design against the baseline, the state whose
 // time in the band differs most between them, with its interval.
-func ledgerSentences(wc whyCell, baseline string, b ledgerBand) ([]string, error) {
+func ledgerSentences(wc report.CellRuns, baseline string, b ledgerBand) ([]string, error) {
 	var out []string
-	for _, p := range wc.pairs {
+	for _, p := range wc.Pairs {
 		if p.Against != baseline {
 			continue
 		}
 		best, found := "", false
 		var d paired.Difference
 		for _, c := range ledger.Names() {
-			e, ok, err := pairedDifference(wc.runs[p.Design], wc.runs[p.Against], stateOf(b, c))
+			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], stateOf(b, c))
 			if err != nil {
 				return nil, err
 			}
@@ -231,11 +232,11 @@ func ledgerSentences(wc whyCell, baseline string, b ledgerBand) ([]string, error
 			more = "less"
 		}
 		fmt.Fprintf(&s, "In %s, %s spends %s %s than %s in %s, the state whose time differs most", b.name, p.Design,
-			UnitUs.Format(math.Abs(d.Mean)), more, p.Against, best)
+			report.UnitUs.Format(math.Abs(d.Mean)), more, p.Against, best)
 		if math.IsInf(d.Hi, 1) {
 			s.WriteString(" (one block: no interval)")
 		} else {
-			fmt.Fprintf(&s, " (95%% interval %s to %s, %d blocks)", signed(d.Lo, UnitUs), signed(d.Hi, UnitUs), d.N)
+			fmt.Fprintf(&s, " (95%% interval %s to %s, %d blocks)", report.Signed(d.Lo, report.UnitUs), report.Signed(d.Hi, report.UnitUs), d.N)
 			if d.Contains(0) {
 				s.WriteString(", but the interval holds no difference at all")
 			}
@@ -247,11 +248,11 @@ func ledgerSentences(wc whyCell, baseline string, b ledgerBand) ([]string, error
 
 // ledgerChart stacks each design's states at the median and at the p99,
 // side by side: µs per call, medians over runs.
-func ledgerChart(wc whyCell, name string) block {
+func ledgerChart(wc report.CellRuns, name string) report.Piece {
 	title := name + ": a call's time by state at the median and the p99 (µs, medians over runs)"
 	bands := []ledgerBand{bandMedian, bandP99}
 	var labels []string
-	for _, m := range wc.modes {
+	for _, m := range wc.Modes {
 		for _, b := range bands {
 			labels = append(labels, m+" "+b.short)
 		}
@@ -266,20 +267,20 @@ func ledgerChart(wc whyCell, name string) block {
 	names := ledger.Names()
 	for i, c := range names {
 		vals := make(plotter.Values, 0, len(labels))
-		for _, m := range wc.modes {
+		for _, m := range wc.Modes {
 			for _, b := range bands {
-				s, err := medianOf(wc.runs[m], stateOf(b, c))
+				s, err := report.MedianOf(wc.Runs[m], stateOf(b, c))
 				if err != nil {
-					return para("chart " + title + " failed: " + err.Error())
+					return report.Para("chart " + title + " failed: " + err.Error())
 				}
 				vals = append(vals, s.Median)
 			}
 		}
 		bar, err := plotter.NewBarChart(vals, vg.Points(20))
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
-		bar.Color = categoryColors[i%len(categoryColors)]
+		bar.Color = report.CategoryColors[i%len(report.CategoryColors)]
 		bar.LineStyle.Width = 0
 		if below != nil {
 			bar.StackOn(below)
@@ -292,46 +293,46 @@ func ledgerChart(wc whyCell, name string) block {
 		p.Legend.Add(names[i], legend[i])
 	}
 	top := 0.0
-	for _, m := range wc.modes {
-		s, err := medianOf(wc.runs[m], totalOf(bandP99))
+	for _, m := range wc.Modes {
+		s, err := report.MedianOf(wc.Runs[m], totalOf(bandP99))
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		top = max(top, s.Median)
 	}
 	p.Legend.Top, p.Legend.Left = true, false
 	p.X.Min, p.X.Max = -0.6, float64(len(labels))+1.2
 	p.Y.Min, p.Y.Max = 0, top*1.1
-	svg, err := svgOf(p)
+	svg, err := report.SVG(p)
 	if err != nil {
-		return para("chart " + title + " failed: " + err.Error())
+		return report.Para("chart " + title + " failed: " + err.Error())
 	}
-	return chart{title: title, svg: svg}
+	return report.Chart(title, svg)
 }
 
 // stateQuantilesTable is each state's median and p99 over a run's calls,
 // medians over runs, every design's two columns side by side.
-func stateQuantilesTable(wc whyCell) (table, error) {
+func stateQuantilesTable(wc report.CellRuns) (report.Rows, error) {
 	header := []string{"state"}
-	for _, m := range wc.modes {
+	for _, m := range wc.Modes {
 		header = append(header, m+" p50", m+" p99")
 	}
-	t := table{header: header}
+	t := report.Rows{Header: header}
 	for _, c := range ledger.Names() {
 		row := []string{c}
-		for _, m := range wc.modes {
+		for _, m := range wc.Modes {
 			for _, of := range []func(s *ledger.Summary) map[string]float64{
 				func(s *ledger.Summary) map[string]float64 { return s.StateP50Us },
 				func(s *ledger.Summary) map[string]float64 { return s.StateP99Us },
 			} {
-				st, err := medianOf(wc.runs[m], stateOf(ledgerBand{of: of}, c))
+				st, err := report.MedianOf(wc.Runs[m], stateOf(ledgerBand{of: of}, c))
 				if err != nil {
-					return table{}, err
+					return report.Rows{}, err
 				}
-				row = append(row, fmtCI(st, UnitUs.Format))
+				row = append(row, report.FmtCI(st, report.UnitUs.Format))
 			}
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
 }

@@ -1,4 +1,4 @@
-package report
+package cores
 
 import (
 	"cmp"
@@ -14,64 +14,21 @@ import (
 	"github.com/locklab/locklab/internal/lab/bottleneck"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
-
-// The serial resource's figures (the lock, the owner goroutine, the
-// combiner's role, each shard's): rows of the catalogue, and the D_serial
-// of the bottleneck section below.
-var (
-	mSerialDemand = &Metric{Key: "serial_demand_us_per_call", Label: "serial demand per call (D_serial, busiest resource)",
-		Unit: UnitUs, Better: Lower, Block: BlockServer, HideEmpty: true, Applies: hasSerial,
-		Read: serial(func(s *record.Serial) float64 { return s.DemandUs() })}
-	mSerialUtil = &Metric{Key: "serial_util", Label: "serial resource busy (of the window)",
-		Unit: UnitShare, Block: BlockServer, HideEmpty: true, Applies: hasSerial,
-		Read: serial(func(s *record.Serial) float64 { return s.Util() })}
-	mSerialResources = &Metric{Key: "serial_resources", Label: "serial resources",
-		Unit: UnitCount, Block: BlockServer, HideEmpty: true, Applies: func(r *record.Run) bool { return r.Derived.Serial != nil },
-		Read: serial(func(s *record.Serial) float64 { return float64(s.Resources) })}
-)
-
-// hasSerial: the server timed a serial resource over calls (atomic has
-// none; noop has no store).
-func hasSerial(r *record.Run) bool {
-	s := r.Derived.Serial
-	return s != nil && s.Resources > 0 && s.Calls > 0
-}
-
-func serial(f func(*record.Serial) float64) func(*record.Run) (float64, error) {
-	return func(r *record.Run) (float64, error) {
-		if r.Derived.Serial == nil {
-			return 0, fmt.Errorf("run %s: no serial demand", r.ID)
-		}
-		return f(r.Derived.Serial), nil
-	}
-}
-
-// sharedNote flags a section whose runs had the driver on the server's CPUs.
-const sharedNote = "shared CPUs: throughput is shared-CPU throughput; the server's CPU per call and serial demand are still the server's own"
-
-// sharedNotes is the flag of a section some of whose runs shared CPUs.
-func (rep *Report) sharedNotes(sec Section) []block {
-	for _, g := range rep.Groups {
-		if g.Section == sec && slices.ContainsFunc(g.records, func(r *record.Run) bool { return r.SharedCPUs }) {
-			return []block{para("**" + sharedNote + "** (the driver ran on the server's CPUs, `-share-cpus`).")}
-		}
-	}
-	return nil
-}
 
 // corePoint is one design's group at one server CPU count of a series.
 type corePoint struct {
 	n      int    // the server's CPUs
 	value  string // the -server-cpus value
-	g      *Group
+	g      *report.Group
 	shared bool
 }
 
 // coreSeries is every design's groups of one workload, driver, level and
 // combination of the other factors, over the server's CPU counts.
 type coreSeries struct {
-	sec    Section // its factors with the server's CPUs at the default
+	sec    report.Section // its factors with the server's CPUs at the default
 	level  int
 	points map[string][]corePoint // by mode, ordered by n
 	ns     []int                  // every measured count, ordered
@@ -79,15 +36,15 @@ type coreSeries struct {
 
 // serverCPUsOf is how many CPUs a group's server had: its pinned set, or
 // the machine's when unpinned.
-func serverCPUsOf(g *Group) int {
-	r := g.records[0]
+func serverCPUsOf(g *report.Group) int {
+	r := g.Records()[0]
 	if n := len(r.ServerProc.CPUs); n > 0 {
 		return n
 	}
 	return r.Derived.CPUs
 }
 
-func (rep *Report) coreSeries() []*coreSeries {
+func (rep view) coreSeries() []*coreSeries {
 	var out []*coreSeries
 	for _, g := range rep.Groups {
 		if !g.StoreBacked {
@@ -102,7 +59,7 @@ func (rep *Report) coreSeries() []*coreSeries {
 		}
 		s := out[i]
 		p := corePoint{n: serverCPUsOf(g), value: g.Factors.Get(plan.ServerCPUs), g: g,
-			shared: slices.ContainsFunc(g.records, func(r *record.Run) bool { return r.SharedCPUs })}
+			shared: slices.ContainsFunc(g.Records(), func(r *record.Run) bool { return r.SharedCPUs })}
 		s.points[g.Mode] = append(s.points[g.Mode], p)
 		slices.SortStableFunc(s.points[g.Mode], func(a, b corePoint) int { return cmp.Compare(a.n, b.n) })
 		if !slices.Contains(s.ns, p.n) {
@@ -117,7 +74,7 @@ func (rep *Report) coreSeries() []*coreSeries {
 
 // interval is a figure's median with its confidence interval, or the runs'
 // range where there are too few runs for one, scaled.
-func interval(s Stat, scale float64) bottleneck.Interval {
+func interval(s report.Stat, scale float64) bottleneck.Interval {
 	if s.CI {
 		return bottleneck.Interval{Lo: s.Lo * scale, Est: s.Median * scale, Hi: s.Hi * scale}
 	}
@@ -134,12 +91,12 @@ type coreModel struct {
 }
 
 func newCoreModel(p corePoint) (coreModel, bool) {
-	cpu := p.g.fig(mServerCPUPerCall)
+	cpu := p.g.Fig(report.ServerCPUPerCall)
 	if cpu.N == 0 {
 		return coreModel{}, false
 	}
 	m := coreModel{from: p, cpu: interval(cpu, 1e-6)}
-	if s := p.g.fig(mSerialDemand); s.N > 0 {
+	if s := p.g.Fig(report.SerialDemand); s.N > 0 {
 		m.serialD = interval(s, 1e-6)
 		if bm, err := bottleneck.NewModel(m.cpu, m.serialD); err == nil {
 			m.serial = &bm
@@ -173,20 +130,20 @@ func (m coreModel) gap(n int, x bottleneck.Interval) bottleneck.Interval {
 
 // coresBlocks is the bottleneck section: shown when the plan swept the
 // server's CPUs or the server measured a serial demand.
-func (rep *Report) coresBlocks(withCharts bool) []block {
+func (rep view) coresBlocks(withCharts bool) []report.Piece {
 	swept := len(rep.Meta.Factors.Values(plan.ServerCPUs)) > 1
-	measured := slices.ContainsFunc(rep.Groups, func(g *Group) bool { return g.fig(mSerialDemand).N > 0 })
+	measured := slices.ContainsFunc(rep.Groups, func(g *report.Group) bool { return g.Fig(report.SerialDemand).N > 0 })
 	if !swept && !measured {
 		return nil
 	}
-	out := []block{heading{2, coresHeading}, para(coresHowToRead)}
+	out := []report.Piece{report.Heading(2, coresHeading), report.Para(coresHowToRead)}
 	for _, s := range rep.coreSeries() {
-		title := fmt.Sprintf("Bound · %s · %s · %s · %s", s.sec.Workload, s.sec.Driver, rep.levelName(s.level), s.sec.Factors.StringWithout(plan.ServerCPUs))
-		out = append(out, heading{3, title})
+		title := fmt.Sprintf("Bound · %s · %s · %s · %s", s.sec.Workload, s.sec.Driver, rep.LevelName(s.level), s.sec.Factors.StringWithout(plan.ServerCPUs))
+		out = append(out, report.Heading(3, title))
 		if slices.ContainsFunc(rep.Meta.Modes, func(mode string) bool {
 			return slices.ContainsFunc(s.points[mode], func(p corePoint) bool { return p.shared })
 		}) {
-			out = append(out, para("**"+sharedNote+"** (at the CPU counts marked *shared*)."))
+			out = append(out, report.Para("**"+report.SharedNote+"** (at the CPU counts marked *shared*)."))
 		}
 		out = append(out, rep.boundTable(s))
 		if withCharts {
@@ -194,7 +151,7 @@ func (rep *Report) coresBlocks(withCharts bool) []block {
 		}
 	}
 	if m := rep.modelBlocks(); len(m) > 0 {
-		out = append(out, para(modelHowToRead))
+		out = append(out, report.Para(modelHowToRead))
 		out = append(out, m...)
 	}
 	return out
@@ -248,12 +205,12 @@ func fmtKnee(x float64) string {
 }
 
 // boundTable: one row per design and CPU count its demands come from.
-func (rep *Report) boundTable(s *coreSeries) table {
+func (rep view) boundTable(s *coreSeries) report.Piece {
 	header := []string{"design", "demands from", "D_cpu", "D_serial", "N*"}
 	for _, n := range s.ns {
 		header = append(header, "bound at "+cpusName(n), "calls/s at "+cpusName(n), "gap at "+cpusName(n))
 	}
-	us := func(x float64) string { return UnitUs.Format(x * 1e6) }
+	us := func(x float64) string { return report.UnitUs.Format(x * 1e6) }
 	var rows [][]string
 	for _, mode := range rep.Meta.Modes {
 		for _, from := range s.points[mode] {
@@ -261,21 +218,21 @@ func (rep *Report) boundTable(s *coreSeries) table {
 			if !ok {
 				continue
 			}
-			row := []string{mode, fmt.Sprintf("%s (%d runs)", cpusName(from.n), from.g.fig(mServerCPUPerCall).N), fmtInterval(m.cpu, us), "none", "∞"}
+			row := []string{mode, fmt.Sprintf("%s (%d runs)", cpusName(from.n), from.g.Fig(report.ServerCPUPerCall).N), fmtInterval(m.cpu, us), "none", "∞"}
 			if m.serial != nil {
 				row[3], row[4] = fmtInterval(m.serialD, us), fmtInterval(m.serial.Knee(), fmtKnee)
 			}
 			for _, n := range s.ns {
 				b, term := m.bound(n)
-				cell := fmtInterval(b, fmtNum) + " (" + term + ")"
+				cell := fmtInterval(b, report.FmtNum) + " (" + term + ")"
 				if n == from.n {
 					cell += ", own runs"
 				}
 				x, gap := "—", "—"
 				if i := slices.IndexFunc(s.points[mode], func(p corePoint) bool { return p.n == n }); i >= 0 {
 					p := s.points[mode][i]
-					xi := interval(p.g.fig(mCallsPerSec), 1)
-					x = fmtCI(p.g.fig(mCallsPerSec), mCallsPerSec.Unit.Format)
+					xi := interval(p.g.Fig(report.CallsPerSec), 1)
+					x = report.FmtCI(p.g.Fig(report.CallsPerSec), report.CallsPerSec.Unit.Format)
 					if p.shared {
 						x += ", shared"
 					}
@@ -286,22 +243,22 @@ func (rep *Report) boundTable(s *coreSeries) table {
 			rows = append(rows, row)
 		}
 	}
-	return table{header: header, rows: rows}
+	return report.Table(header, rows)
 }
 
 // coresChart draws measured calls/s against the server's CPUs, with each
 // design's bound from its smallest count's demands across the measured
 // counts, and no further: past the largest count measured nothing is a
 // result.
-func (rep *Report) coresChart(s *coreSeries, title string) block {
+func (rep view) coresChart(s *coreSeries, title string) report.Piece {
 	title += ": calls/s vs server CPUs"
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s · %s · %s: calls/s vs server CPUs", s.sec.Workload, s.sec.Driver, rep.levelName(s.level))
+	p.Title.Text = fmt.Sprintf("%s · %s · %s: calls/s vs server CPUs", s.sec.Workload, s.sec.Driver, rep.LevelName(s.level))
 	p.X.Label.Text = "server CPUs (log₂)"
 	p.Y.Label.Text = "calls/s"
 	top := max(2, s.ns[len(s.ns)-1])
 	p.X.Scale = plot.LogScale{}
-	var ticks levelTicks
+	var ticks report.LevelTicks
 	for n := 1; n <= top; n *= 2 {
 		ticks = append(ticks, n)
 	}
@@ -314,21 +271,21 @@ func (rep *Report) coresChart(s *coreSeries, title string) block {
 			continue
 		}
 		c := plotutil.Color(i)
-		var xs errPoints
+		var xs report.ErrPoints
 		for _, pt := range pts {
-			st := pt.g.fig(mCallsPerSec)
+			st := pt.g.Fig(report.CallsPerSec)
 			iv := interval(st, 1)
 			xs.XYs = append(xs.XYs, plotter.XY{X: float64(pt.n), Y: iv.Est})
 			xs.YErrors = append(xs.YErrors, struct{ Low, High float64 }{iv.Est - iv.Lo, iv.Hi - iv.Est})
 		}
 		sc, err := plotter.NewScatter(xs.XYs)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		sc.Color, sc.Shape = c, plotutil.Shape(i)
 		bars, err := plotter.NewYErrorBars(xs)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		bars.Color = c
 		p.Add(sc, bars)
@@ -343,7 +300,7 @@ func (rep *Report) coresChart(s *coreSeries, title string) block {
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		l.Color = c
 		p.Add(l)
@@ -353,11 +310,11 @@ func (rep *Report) coresChart(s *coreSeries, title string) block {
 	// flat and the measurements are not: bottom right.
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15
 	p.Legend.Top, p.Legend.Left = false, false
-	svg, err := svgOf(p)
+	svg, err := report.SVG(p)
 	if err != nil {
-		return para("chart " + title + " failed: " + err.Error())
+		return report.Para("chart " + title + " failed: " + err.Error())
 	}
-	return chart{title: title, svg: svg}
+	return report.Chart(title, svg)
 }
 
 // boundLine samples the bound's estimate from a to b CPUs, evenly on the

@@ -1,4 +1,4 @@
-package report
+package cores
 
 import (
 	"os"
@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // knownDesign is a synthetic design whose runs are what a known network
@@ -67,7 +68,7 @@ func knownReport(t *testing.T, designs map[string]knownDesign, modes []string) s
 	meta := record.Meta{Command: "compare -server-cpus 1,2 -work ...", Model: "closed", Workloads: []string{"counter"},
 		Modes: modes, Drivers: []string{"go"}, Levels: []int{knownCallers}, Duration: "1s", Warmup: "1s", Reps: 6, CPUs: 2,
 		Factors: sp, ShareCPUs: true}
-	rep, err := New(meta, knownRuns(t, designs, modes))
+	rep, err := report.New(meta, knownRuns(t, designs, modes), Part{})
 	require.NoError(t, err)
 	return rep.Markdown()
 }

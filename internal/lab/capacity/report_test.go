@@ -1,20 +1,32 @@
-package report
+package capacity
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/summary"
 )
+
+// -update rewrites the golden files from what the code renders now; read
+// the diff before committing it.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // capRun is a fixture run of the capacity study.
 func capRun(id, mode string, rate int, p99 float64, res func(*summary.Summary)) *record.Run {
@@ -33,15 +45,15 @@ func capRun(id, mode string, rate int, p99 float64, res func(*summary.Summary)) 
 // 7,000], noop above the ladder; at 5,000/s inputQ's p99 half again
 // mutex's in every block; then the overload phase in every block, one of
 // its attempts spoiled by the gate and run again.
-func capFixture() (record.Meta, *record.Capacity, []*record.Run) {
+func capFixture() (record.Meta, *Capacity, []*record.Run) {
 	seed := 7
 	meta := record.Meta{Command: "compare -study capacity", Workloads: []string{"counter"}, Modes: []string{"mutex", "inputQ", "noop"},
 		Drivers: []string{"go"}, Model: "open", Duration: "1s", Warmup: "250ms", Reps: 5, Seed: &seed, Baseline: "mutex", MaxVUsOpen: 1000,
 		Gate: &record.Gate{MaxForeign: 0.1, Reruns: 2, Margin: 0.03}}
-	c := &record.Capacity{SLO: "p99<=1ms,achieved>=0.99,errors=0", Steps: []float64{0.5, 1}, Refine: 1, ProbeCallers: 100, Overload: 1.5, Recover: 0.5,
-		Policies: plan.PolicyNames(), Ceilings: []record.Ceiling{{Workload: "counter", Driver: "go", CallsPerS: 10000, RunID: "001-probe"}},
-		FloorMultiple: 3, Floors: []record.Floor{{Workload: "counter", Driver: "go", Rate: 5000, P99Ms: 0.3, RunID: "002-floor"}},
-		Gate: record.CapGate{Cells: 40, Rerun: 1, SpoiledRuns: 1}}
+	c := &Capacity{SLO: "p99<=1ms,achieved>=0.99,errors=0", Steps: []float64{0.5, 1}, Refine: 1, ProbeCallers: 100, Overload: 1.5, Recover: 0.5,
+		Policies: PolicyNames(), Ceilings: []Ceiling{{Workload: "counter", Driver: "go", CallsPerS: 10000, RunID: "001-probe"}},
+		FloorMultiple: 3, Floors: []Floor{{Workload: "counter", Driver: "go", Rate: 5000, P99Ms: 0.3, RunID: "002-floor"}},
+		Gate: CapGate{Cells: 40, Rerun: 1, SpoiledRuns: 1}}
 	var runs []*record.Run
 	caps := map[string][]int{"mutex": {8000, 8000, 8000, 8000, 8000}, "inputQ": {6000, 6500, 6000, 6000, 6500}}
 	slow := map[string]float64{"mutex": 0.4, "inputQ": 0.6, "noop": 0.3}
@@ -54,12 +66,12 @@ func capFixture() (record.Meta, *record.Capacity, []*record.Run) {
 					p99 = 7.5 * slow[m] / 0.4 * (1 + 0.01*float64(b))
 				}
 				runs = append(runs, capRun(id, m, rate, p99, nil))
-				c.Points = append(c.Points, record.CapPoint{Workload: "counter", Driver: "go", Mode: m, Block: b, Phase: "ladder", Rate: rate, RunID: id,
+				c.Points = append(c.Points, CapPoint{Workload: "counter", Driver: "go", Mode: m, Block: b, Phase: "ladder", Rate: rate, RunID: id,
 					Pass: p99 < 1})
 			}
-			k := record.CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: plan.KneeAbove.String(), Rate: 10000}
+			k := CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: KneeAbove.String(), Rate: 10000}
 			if m != "noop" {
-				k = record.CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: plan.KneeFound.String(), Found: true, Rate: caps[m][b-1], Fail: caps[m][b-1] + 500}
+				k = CapKnee{Workload: "counter", Driver: "go", Mode: m, Block: b, State: KneeFound.String(), Found: true, Rate: caps[m][b-1], Fail: caps[m][b-1] + 500}
 			}
 			c.Knees = append(c.Knees, k)
 		}
@@ -91,7 +103,7 @@ func capFixture() (record.Meta, *record.Capacity, []*record.Run) {
 				}
 				s.LatencyOKMs = &summary.LatencyMs{P99: o.okP99 * (1 + 0.01*float64(b))}
 			}))
-			or := record.OverloadRun{Workload: "counter", Driver: "go", Mode: o.mode, Policy: o.policy, Block: b, Attempt: 1, Bound: 8, Capacity: 8000,
+			or := OverloadRun{Workload: "counter", Driver: "go", Mode: o.mode, Policy: o.policy, Block: b, Attempt: 1, Bound: 8, Capacity: 8000,
 				Rate: 12000, RecoverRate: 4000, RunID: id, RecoverID: "rec-" + id, BaseRSS: 20 << 20, PeakRSS: o.rss, PeakGoroutines: o.gor,
 				Recovered: o.recovered, RecoveryS: 0.3}
 			if o.policy == "none" {
@@ -110,7 +122,7 @@ func capFixture() (record.Meta, *record.Capacity, []*record.Run) {
 			c.Overruns = append(c.Overruns, or)
 		}
 	}
-	c.Overruns = append(c.Overruns, record.OverloadRun{Workload: "counter", Driver: "go", Mode: "mutex", Policy: "owner-queue", Block: 1, Bound: 8, Capacity: 8000,
+	c.Overruns = append(c.Overruns, OverloadRun{Workload: "counter", Driver: "go", Mode: "mutex", Policy: "owner-queue", Block: 1, Bound: 8, Capacity: 8000,
 		Rate: 12000, RecoverRate: 4000, NA: "mutex has no owner queue"})
 	return meta, c, runs
 }
@@ -154,7 +166,7 @@ func TestCapacityGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test -run Golden -update once to create it")
-	assert.Equal(t, string(want), got, "capacity.md.golden differs: if the change is meant, go test ./internal/lab/report -run Golden -update")
+	assert.Equal(t, string(want), got, "capacity.md.golden differs: if the change is meant, go test ./internal/lab/capacity -run Golden -update")
 
 	c.Knees[0].Rate = 7000
 	rep, err = NewCapacity(meta, c, runs)
@@ -162,19 +174,103 @@ func TestCapacityGolden(t *testing.T) {
 	assert.NotEqual(t, string(want), rep.Markdown(), "the control: another capacity, another report")
 }
 
+// TestCapacityRerender: a folder with a capacity.json rerenders as a
+// capacity report through an assembly that lists Kind; the control, the
+// zero assembly, reads the same folder as a comparison.
 func TestCapacityRerender(t *testing.T) {
 	meta, c, runs := capFixture()
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "runs"), 0o755))
 	require.NoError(t, record.WriteJSON(filepath.Join(dir, "meta.json"), meta))
-	require.NoError(t, record.WriteJSON(filepath.Join(dir, record.CapacityFile), c))
+	require.NoError(t, record.WriteJSON(filepath.Join(dir, CapacityFile), c))
 	for _, r := range runs {
 		require.NoError(t, record.WriteJSON(filepath.Join(dir, "runs", r.ID+".json"), r))
 	}
 	var out strings.Builder
-	require.NoError(t, Rerender(dir, &out))
+	require.NoError(t, report.Assembly{Kinds: []report.Kind{Kind{}}}.Rerender(dir, &out))
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(md), "# locklab capacity study"), "a capacity directory rerenders as a capacity report")
-	assert.FileExists(t, filepath.Join(dir, ForestFile), "with the plot its report links")
+	assert.FileExists(t, filepath.Join(dir, report.ForestFile), "with the plot its report links")
+
+	folder, err := record.Open(dir)
+	require.NoError(t, err)
+	_, err = report.Assembly{}.Render(folder)
+	assert.ErrorContains(t, err, "a block holds one run of each mode", "the control: without Kind, the folder is read as a comparison's, which its runs are not")
 }
+
+// TestCapacityForest: a capacity study's plot has a row per fixed-rate
+// comparison, with the margin.
+func TestCapacityForest(t *testing.T) {
+	meta, c, runs := capFixture()
+	rep, err := NewCapacity(meta, c, runs)
+	require.NoError(t, err)
+	svg, err := rep.Forest()
+	require.NoError(t, err)
+	texts := svgTexts(t, svg)
+	fo := rep.forest()
+	require.Len(t, fo.Rows, len(rep.latency))
+	assert.Contains(t, texts, fo.Title)
+	assert.Contains(t, fo.Title, "±"+paired.PctAbs(rep.margin()))
+	for _, r := range fo.Rows {
+		assert.Contains(t, texts, r.Label)
+		assert.True(t, r.Drawn, r.Label)
+	}
+	assert.Contains(t, rep.Markdown(), "]("+report.ForestFile+")")
+}
+
+// svgTexts are the text elements of an SVG image, in order.
+func svgTexts(t *testing.T, svg []byte) []string {
+	t.Helper()
+	var out []string
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	inText := false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err, "the plot is well-formed XML")
+		switch x := tok.(type) {
+		case xml.StartElement:
+			inText = x.Name.Local == "text"
+		case xml.EndElement:
+			inText = false
+		case xml.CharData:
+			if inText {
+				out = append(out, string(x))
+			}
+		}
+	}
+}
+
+const dirtyLine = "> **Warning:** made from a working tree with uncommitted changes: locklab commit "
+
+// A capacity report made from a dirty tree says so in its first line, in
+// both renderings; a clean one opens with its title and names its commit.
+func TestCapacityDirtyTreeWarning(t *testing.T) {
+	for _, dirty := range []bool{true, false} {
+		meta, c, runs := capFixture()
+		meta.GitCommit, meta.GitDirty = "a29ec72", dirty
+		rep, err := NewCapacity(meta, c, runs)
+		require.NoError(t, err)
+		page, err := rep.HTML()
+		require.NoError(t, err)
+		md := rep.Markdown()
+		first, _, _ := strings.Cut(md, "\n")
+		if dirty {
+			assert.True(t, strings.HasPrefix(md, dirtyLine+"a29ec72"), first)
+			body := page[strings.Index(page, "<body>"):]
+			assert.True(t, strings.HasPrefix(body, "<body>\n<p role=\"alert\" style=\"border:3px solid #222;padding:0.5rem 0.8rem;font-weight:bold\">Warning: made from a working tree with uncommitted changes"), body[:200])
+			continue
+		}
+		assert.True(t, strings.HasPrefix(md, "# locklab capacity study\n"), first)
+		assert.Contains(t, md, "from locklab commit a29ec72.", "the capacity report names its commit")
+		for _, p := range []string{md, page} {
+			assert.NotContains(t, p, "Warning")
+			assert.NotContains(t, p, "uncommitted")
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

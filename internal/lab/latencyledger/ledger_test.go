@@ -1,6 +1,7 @@
-package report
+package latencyledger
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/ledger"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
 )
@@ -85,11 +87,11 @@ func ledgerRun(t *testing.T, idx int, mode, tr string, rep int) *record.Run {
 	return r
 }
 
-func ledgerReport(t *testing.T) *Report { return ledgerReportOf(t, nil) }
+func ledgerReport(t *testing.T) *report.Report { return ledgerReportOf(t, nil) }
 
 // ledgerReportOf is ledgerReport with every run's record changed by edit
 // first (nil: none).
-func ledgerReportOf(t *testing.T, edit func(r *record.Run)) *Report {
+func ledgerReportOf(t *testing.T, edit func(r *record.Run)) *report.Report {
 	t.Helper()
 	var runs []*record.Run
 	idx := 0
@@ -110,8 +112,21 @@ func ledgerReportOf(t *testing.T, edit func(r *record.Run)) *Report {
 	meta := record.Meta{Command: "compare -ledger off,on", Model: "closed", Workloads: []string{"counter"},
 		Modes: []string{"mutex", "inputQ", "noop"}, Drivers: []string{"go"}, Levels: []int{100}, Duration: "1s", Warmup: "1s", Reps: 4, CPUs: 2,
 		Factors: sp}
-	return mustNew(t, meta, runs)
+	rep, err := report.New(meta, runs, Part{})
+	require.NoError(t, err)
+	return rep
 }
+
+func mustDerive(t *testing.T, r *record.Run) record.Derived {
+	t.Helper()
+	d, err := record.Derive(r)
+	require.NoError(t, err)
+	return d
+}
+
+// -update rewrites the golden files from what the code renders now; read
+// the diff before committing it.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // ledgerSectionOf is the ledger's section of a report's Markdown.
 func ledgerSectionOf(t *testing.T, md string) string {
@@ -163,9 +178,10 @@ func TestLedgerGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test -run LedgerGolden -update once to create it")
-	assert.Equal(t, string(want), got, "if the change is meant, go test ./internal/lab/report -run LedgerGolden -update")
+	assert.Equal(t, string(want), got, "if the change is meant, go test ./internal/lab/latencyledger -run LedgerGolden -update")
 
-	assert.NotContains(t, whyReport(t).Markdown(), "## Where the time went", "no traced run, no section")
+	untraced := ledgerReportOf(t, func(r *record.Run) { r.Ledger = nil }).Markdown()
+	assert.NotContains(t, untraced, "## Where the time went", "no traced run, no section")
 }
 
 // TestLedgerClocks: the store's own clocks beside the ledger — each

@@ -1,4 +1,4 @@
-package report
+package capacity
 
 import (
 	"cmp"
@@ -14,9 +14,11 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/locklab/locklab/internal/lab/chart"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
 // CapacityReport is a finished capacity study: its record, its runs, each
@@ -24,8 +26,8 @@ import (
 // design's latency with the baseline's at every fixed offered rate.
 type CapacityReport struct {
 	Meta record.Meta
-	Cap  *record.Capacity
-	SLO  plan.SLO
+	Cap  *Capacity
+	SLO  SLO
 	runs map[string]*record.Run
 	// latency are the fixed-rate comparisons, one family.
 	latency map[latKey]paired.Primary
@@ -41,10 +43,10 @@ type latKey struct {
 }
 
 // NewCapacity builds the report of a capacity study.
-func NewCapacity(meta record.Meta, c *record.Capacity, runs []*record.Run) (*CapacityReport, error) {
-	slo, err := plan.ParseSLO(c.SLO)
+func NewCapacity(meta record.Meta, c *Capacity, runs []*record.Run) (*CapacityReport, error) {
+	slo, err := ParseSLO(c.SLO)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", record.CapacityFile, err)
+		return nil, fmt.Errorf("%s: %w", CapacityFile, err)
 	}
 	rep := &CapacityReport{Meta: meta, Cap: c, SLO: slo, runs: map[string]*record.Run{}, latency: map[latKey]paired.Primary{}}
 	for _, r := range runs {
@@ -60,11 +62,11 @@ func NewCapacity(meta record.Meta, c *record.Capacity, runs []*record.Run) (*Cap
 		for _, rate := range rep.ladderRates(sec) {
 			bv := rep.blockLatency(sec, base, rate)
 			for _, m := range meta.Modes {
-				if m == base || m == Noop {
+				if m == base || m == report.Noop {
 					continue
 				}
 				dv := rep.blockLatency(sec, m, rate)
-				c := paired.Comparison{Design: m, Baseline: base, Metric: fmt.Sprintf("%s at %s/s", rep.SLO.Pct, fmtNum(float64(rate)))}
+				c := paired.Comparison{Design: m, Baseline: base, Metric: fmt.Sprintf("%s at %s/s", rep.SLO.Pct, report.FmtNum(float64(rate)))}
 				for _, b := range slices.Sorted(maps.Keys(dv)) {
 					if w, ok := bv[b]; ok {
 						c.DesignValues, c.BaselineValues = append(c.DesignValues, dv[b]), append(c.BaselineValues, w)
@@ -77,7 +79,7 @@ func NewCapacity(meta record.Meta, c *record.Capacity, runs []*record.Run) (*Cap
 		}
 	}
 	if len(cs) > 0 {
-		ps, err := paired.Confirm(cs, Alpha, rep.margin())
+		ps, err := paired.Confirm(cs, report.Alpha, rep.margin())
 		if err != nil {
 			return nil, err
 		}
@@ -88,14 +90,16 @@ func NewCapacity(meta record.Meta, c *record.Capacity, runs []*record.Run) (*Cap
 	return rep, nil
 }
 
-func (rep *CapacityReport) baseline() string { return cmp.Or(rep.Meta.Baseline, DefaultBaseline) }
+func (rep *CapacityReport) baseline() string {
+	return cmp.Or(rep.Meta.Baseline, report.DefaultBaseline)
+}
 
 // margin is the equivalence margin the study was run with.
 func (rep *CapacityReport) margin() float64 {
 	if rep.Meta.Gate != nil && rep.Meta.Gate.Margin > 0 {
 		return rep.Meta.Gate.Margin
 	}
-	return DefaultMargin
+	return report.DefaultMargin
 }
 
 // blockLatency is a design's latency at a ladder rate in each block where
@@ -118,7 +122,7 @@ func (rep *CapacityReport) sections() []capKey {
 	var out []capKey
 	for _, wl := range rep.Meta.Workloads {
 		for _, d := range rep.Meta.Drivers {
-			if slices.ContainsFunc(rep.Cap.Knees, func(k record.CapKnee) bool { return k.Workload == wl && k.Driver == d }) {
+			if slices.ContainsFunc(rep.Cap.Knees, func(k CapKnee) bool { return k.Workload == wl && k.Driver == d }) {
 				out = append(out, capKey{Workload: wl, Driver: d})
 			}
 		}
@@ -127,8 +131,8 @@ func (rep *CapacityReport) sections() []capKey {
 }
 
 // knees are a design's knees, one per block.
-func (rep *CapacityReport) knees(k capKey) []record.CapKnee {
-	var out []record.CapKnee
+func (rep *CapacityReport) knees(k capKey) []CapKnee {
+	var out []CapKnee
 	for _, kn := range rep.Cap.Knees {
 		if kn.Workload == k.Workload && kn.Driver == k.Driver && kn.Mode == k.Mode {
 			out = append(out, kn)
@@ -140,7 +144,7 @@ func (rep *CapacityReport) knees(k capKey) []record.CapKnee {
 // bracket is a knee as the search found it: its last passing and first
 // failing rate, "[8,000, 8,600]".
 func bracket(pass, fail float64) string {
-	return "[" + fmtNum(pass) + ", " + fmtNum(fail) + "]"
+	return "[" + report.FmtNum(pass) + ", " + report.FmtNum(fail) + "]"
 }
 
 // capText is a design's capacity over the blocks: the median of the last
@@ -156,14 +160,14 @@ func (rep *CapacityReport) capText(k capKey) string {
 		if kn.Found {
 			pass, fail = append(pass, float64(kn.Rate)), append(fail, float64(kn.Fail))
 		}
-		above = above && kn.State == plan.KneeAbove.String()
+		above = above && kn.State == KneeAbove.String()
 		low = math.Min(low, float64(kn.Rate))
 	}
 	switch {
 	case len(pass) > 0:
 		return bracket(capMedian(pass), capMedian(fail)) + " calls/s"
 	case above && len(kns) > 0:
-		return "≥ " + fmtNum(low) + "/s (above the ladder)"
+		return "≥ " + report.FmtNum(low) + "/s (above the ladder)"
 	}
 	return "not found"
 }
@@ -192,51 +196,51 @@ func (rep *CapacityReport) Headline(sec capKey) string {
 		sec.Workload, sec.Driver, rep.SLO.Title(), strings.Join(parts, ", "))
 }
 
-func (rep *CapacityReport) blocks(withCharts bool) []block {
-	out := append(dirtyWarning(rep.Meta), heading{1, "locklab capacity study"})
+func (rep *CapacityReport) blocks(withCharts bool) []report.Piece {
+	out := append(report.DirtyWarning(rep.Meta), report.Heading(1, "locklab capacity study"))
 	for _, sec := range rep.sections() {
-		out = append(out, para(rep.Headline(sec)))
+		out = append(out, report.Para(rep.Headline(sec)))
 	}
-	out = append(out, pictureOf(rep.forest())...)
+	out = append(out, rep.forestPicture()...)
 	ladder := "-steps " + joinPct(rep.Cap.Steps) + " of the noop server's ceiling"
 	if len(rep.Cap.Rates) > 0 {
-		ladder = "-rates " + joinInts(rep.Cap.Rates) + " calls/s"
+		ladder = "-rates " + report.JoinInts(rep.Cap.Rates) + " calls/s"
 	}
-	out = append(out, para(fmt.Sprintf("Command: `%s`, from %s. Objective `%s`: a run meets it when its %s latency, timed from each call's intended start, is at most %s ms, "+
+	out = append(out, report.Para(fmt.Sprintf("Command: `%s`, from %s. Objective `%s`: a run meets it when its %s latency, timed from each call's intended start, is at most %s ms, "+
 		"it completed at least %s%% of the offered calls, and it had at most %d unexpected errors. Ladder: %s; then %d bisection steps per design and block "+
 		"between its last passing and first failing rate. %d blocks (seed %s), each every design at every rate in the block's own order; the open model, "+
 		"%s measured after %s of warm-up, at most %d calls in flight.",
-		rep.Meta.Command, commitText(rep.Meta), rep.Cap.SLO, rep.SLO.Pct, plan.FormatFloat(rep.SLO.BoundMs()), plan.FormatFloat(100*rep.SLO.Achieved), rep.SLO.Errors,
-		ladder, rep.Cap.Refine, rep.Meta.Reps, seedText(rep.Meta.Seed), rep.Meta.Duration, rep.Meta.Warmup, rep.Meta.MaxVUsOpen)), toc{})
+		rep.Meta.Command, report.CommitText(rep.Meta), rep.Cap.SLO, rep.SLO.Pct, plan.FormatFloat(rep.SLO.BoundMs()), plan.FormatFloat(100*rep.SLO.Achieved), rep.SLO.Errors,
+		ladder, rep.Cap.Refine, rep.Meta.Reps, seedText(rep.Meta.Seed), rep.Meta.Duration, rep.Meta.Warmup, rep.Meta.MaxVUsOpen)), report.TOC())
 	if len(rep.Cap.Floors) > 0 {
 		var fs []string
 		for _, f := range rep.Cap.Floors {
-			f1 := fmt.Sprintf("%s ms on %s · %s at %s calls/s (run %s)", plan.FormatFloat(math.Round(f.P99Ms*1000)/1000), f.Workload, f.Driver, fmtNum(float64(f.Rate)), f.RunID)
+			f1 := fmt.Sprintf("%s ms on %s · %s at %s calls/s (run %s)", plan.FormatFloat(math.Round(f.P99Ms*1000)/1000), f.Workload, f.Driver, report.FmtNum(float64(f.Rate)), f.RunID)
 			if f.Spoiled != "" {
 				f1 += ", measured beside something else every time: " + f.Spoiled
 			}
 			fs = append(fs, f1)
 		}
-		out = append(out, para(fmt.Sprintf("The objective's bound comes from the harness's floor, measured before the search: the %s server's p99 in the open model at the ladder's lowest rate was %s; "+
+		out = append(out, report.Para(fmt.Sprintf("The objective's bound comes from the harness's floor, measured before the search: the %s server's p99 in the open model at the ladder's lowest rate was %s; "+
 			"the bound is %s× the highest (-floor-multiple), rounded up to 0.1 ms. A design's latency stands on this floor, so an objective below it finds no capacity.",
-			Noop, strings.Join(fs, "; "), plan.FormatFloat(rep.Cap.FloorMultiple))))
+			report.Noop, strings.Join(fs, "; "), plan.FormatFloat(rep.Cap.FloorMultiple))))
 	} else {
-		out = append(out, para("The objective was given with -slo."))
+		out = append(out, report.Para("The objective was given with -slo."))
 	}
 	for _, c := range rep.Cap.Ceilings {
-		out = append(out, para(fmt.Sprintf("Ceiling of %s · %s: the noop server served %s calls/s to %d closed-model callers (run %s).",
-			c.Workload, c.Driver, fmtNum(c.CallsPerS), rep.Cap.ProbeCallers, c.RunID)))
+		out = append(out, report.Para(fmt.Sprintf("Ceiling of %s · %s: the noop server served %s calls/s to %d closed-model callers (run %s).",
+			c.Workload, c.Driver, report.FmtNum(c.CallsPerS), rep.Cap.ProbeCallers, c.RunID)))
 	}
-	out = append(out, para(rep.gateText()))
-	out = append(out, heading{2, "Capacity under the objective"})
-	out = append(out, para(fmt.Sprintf("A design's knee in a block is a bracket: its highest rate that met the objective and its lowest that did not, "+
+	out = append(out, report.Para(rep.gateText()))
+	out = append(out, report.Heading(2, "Capacity under the objective"))
+	out = append(out, report.Para(fmt.Sprintf("A design's knee in a block is a bracket: its highest rate that met the objective and its lowest that did not, "+
 		"[last passing, first failing]; it is claimed only when every rate tried below it passed and every one above failed (else *not found*, with why). "+
 		"The ladder sets the brackets and %d bisection steps halve each one as many times, so a knee is known to within its bracket and no closer: "+
 		"the brackets are given as they are, each block's and the medians of their ends, with no interval, for the knees lie on the search's grid. "+
 		"The comparison of the designs is the latency at fixed offered rates, below.", rep.Cap.Refine)))
 	for _, sec := range rep.sections() {
-		out = append(out, heading{3, sec.Workload + " · " + sec.Driver})
-		out = append(out, rep.capacityTable(sec))
+		out = append(out, report.Heading(3, sec.Workload+" · "+sec.Driver))
+		out = append(out, rep.capacityTable(sec).Piece())
 		if withCharts {
 			out = append(out, rep.curveChart(sec))
 		}
@@ -244,36 +248,36 @@ func (rep *CapacityReport) blocks(withCharts bool) []block {
 	if len(rep.latency) > 0 {
 		out = append(out, rep.latencyBlocks()...)
 	}
-	out = append(out, heading{2, "Latency against offered load"})
-	out = append(out, para("Every ladder rate, per design: medians over the blocks (range) of the driver's percentiles from intended start, the achieved share of "+
+	out = append(out, report.Heading(2, "Latency against offered load"))
+	out = append(out, report.Para("Every ladder rate, per design: medians over the blocks (range) of the driver's percentiles from intended start, the achieved share of "+
 		"the offered rate, unexpected errors summed, and in how many blocks the rate met the objective. A rate the driver could not offer is listed below the "+
 		"table instead of plotted."))
 	for _, sec := range rep.sections() {
-		out = append(out, heading{3, sec.Workload + " · " + sec.Driver + ": the curves"})
-		out = append(out, rep.curveTable(sec))
+		out = append(out, report.Heading(3, sec.Workload+" · "+sec.Driver+": the curves"))
+		out = append(out, rep.curveTable(sec).Piece())
 		if lim := rep.driverLimits(sec); len(lim) > 0 {
-			out = append(out, para(fmt.Sprintf("%s could not offer these rates on its CPUs (it dropped calls with its CPUs busy): %s. They are not plotted.",
+			out = append(out, report.Para(fmt.Sprintf("%s could not offer these rates on its CPUs (it dropped calls with its CPUs busy): %s. They are not plotted.",
 				sec.Driver, strings.Join(lim, "; "))))
 		}
 	}
 	if len(rep.Cap.Overruns) > 0 {
-		out = append(out, heading{2, "Overload"})
-		out = append(out, para(fmt.Sprintf("Past capacity, in every block: every design at %s× the best design's capacity (the highest median last passing rate) "+
+		out = append(out, report.Heading(2, "Overload"))
+		out = append(out, report.Para(fmt.Sprintf("Past capacity, in every block: every design at %s× the best design's capacity (the highest median last passing rate) "+
 			"for the overload phase, then at %s× for the phase after it, under each admission policy; the bound N of a policy is the best capacity × the "+
 			"objective's latency (Little's law), the same for every design. Goodput is OK calls/s in the overload phase, and its share of the best capacity; "+
 			"the p99 is that of the calls answered OK; peaks are over both phases, RSS against the server's RSS after its warm-up at capacity; recovery is "+
 			"the time from the drop until every %s interval after it met the objective's latency (the whole phase when it never did). Over the blocks the "+
 			"gate kept: means (geometric for the p99 and the RSS) with 95%% t intervals, errors summed, the highest peak of goroutines.",
 			plan.FormatFloat(rep.Cap.Overload), plan.FormatFloat(rep.Cap.Recover), "100 ms")))
-		for _, p := range plan.Policies {
+		for _, p := range Policies {
 			if slices.Contains(rep.Cap.Policies, p.Name) {
-				out = append(out, para(fmt.Sprintf("`%s`: %s.", p.Name, p.Doc)))
+				out = append(out, report.Para(fmt.Sprintf("`%s`: %s.", p.Name, p.Doc)))
 			}
 		}
-		out = append(out, rep.overloadTable())
+		out = append(out, rep.overloadTable().Piece())
 	}
 	if probs := rep.problems(); len(probs) > 0 {
-		out = append(out, heading{2, "Problems"}, table{header: []string{"run", "problem"}, rows: probs})
+		out = append(out, report.Heading(2, "Problems"), report.Rows{Header: []string{"run", "problem"}, Rows: probs}.Piece())
 	}
 	return out
 }
@@ -293,8 +297,8 @@ func seedText(seed *int) string {
 	return fmt.Sprint(*seed)
 }
 
-func (rep *CapacityReport) capacityTable(sec capKey) table {
-	t := table{header: []string{"design", "capacity: medians of the brackets (calls/s)", "brackets per block", "blocks found", "not found"}}
+func (rep *CapacityReport) capacityTable(sec capKey) report.Rows {
+	t := report.Rows{Header: []string{"design", "capacity: medians of the brackets (calls/s)", "brackets per block", "blocks found", "not found"}}
 	for _, m := range rep.Meta.Modes {
 		k := capKey{sec.Workload, sec.Driver, m}
 		kns := rep.knees(k)
@@ -311,11 +315,11 @@ func (rep *CapacityReport) capacityTable(sec capKey) table {
 			}
 			w := fmt.Sprintf("block %d: %s", kn.Block, kn.State)
 			if kn.Rate > 0 {
-				w += fmt.Sprintf(" (≥ %s/s)", fmtNum(float64(kn.Rate)))
+				w += fmt.Sprintf(" (≥ %s/s)", report.FmtNum(float64(kn.Rate)))
 			}
 			why = append(why, w)
 		}
-		t.rows = append(t.rows, []string{m, rep.capText(k), cmp.Or(strings.Join(brackets, "; "), "—"), fmt.Sprintf("%d of %d", found, len(kns)), cmp.Or(strings.Join(why, "; "), "—")})
+		t.Rows = append(t.Rows, []string{m, rep.capText(k), cmp.Or(strings.Join(brackets, "; "), "—"), fmt.Sprintf("%d of %d", found, len(kns)), cmp.Or(strings.Join(why, "; "), "—")})
 	}
 	return t
 }
@@ -323,8 +327,8 @@ func (rep *CapacityReport) capacityTable(sec capKey) table {
 // latencyTable is the fixed-rate comparison of one workload and driver:
 // per rate and design, the median latency over the clean blocks and the
 // paired effect against the baseline.
-func (rep *CapacityReport) latencyTable(sec capKey) table {
-	t := table{header: []string{"offered (calls/s)", "design", rep.SLO.Pct + ": median over the blocks", rep.baseline() + "'s", "against " + rep.baseline() + " (blocks)"}}
+func (rep *CapacityReport) latencyTable(sec capKey) report.Rows {
+	t := report.Rows{Header: []string{"offered (calls/s)", "design", rep.SLO.Pct + ": median over the blocks", rep.baseline() + "'s", "against " + rep.baseline() + " (blocks)"}}
 	for _, rate := range rep.ladderRates(sec) {
 		base := rep.blockLatency(sec, rep.baseline(), rate)
 		for _, m := range rep.Meta.Modes {
@@ -333,7 +337,7 @@ func (rep *CapacityReport) latencyTable(sec capKey) table {
 				continue
 			}
 			dv := rep.blockLatency(sec, m, rate)
-			t.rows = append(t.rows, []string{fmtNum(float64(rate)), m, fmtMs(capMedian(slices.Collect(maps.Values(dv)))), fmtMs(capMedian(slices.Collect(maps.Values(base)))),
+			t.Rows = append(t.Rows, []string{report.FmtNum(float64(rate)), m, report.FmtMs(capMedian(slices.Collect(maps.Values(dv)))), report.FmtMs(capMedian(slices.Collect(maps.Values(base)))),
 				fmt.Sprintf("%s (%d)", p.Short(), p.N)})
 		}
 	}
@@ -341,25 +345,25 @@ func (rep *CapacityReport) latencyTable(sec capKey) table {
 }
 
 // latencyBlocks are the section of the fixed-rate comparison.
-func (rep *CapacityReport) latencyBlocks() []block {
-	var out []block
-	out = append(out, heading{2, "Latency at fixed offered rates"})
-	out = append(out, para(fmt.Sprintf("The primary comparison: at every ladder rate, which every design was offered in every block, each design's %s against %s's "+
+func (rep *CapacityReport) latencyBlocks() []report.Piece {
+	var out []report.Piece
+	out = append(out, report.Heading(2, "Latency at fixed offered rates"))
+	out = append(out, report.Para(fmt.Sprintf("The primary comparison: at every ladder rate, which every design was offered in every block, each design's %s against %s's "+
 		"in the same block. Per comparison, Yuen's trimmed mean of the per-block log ratios with its 95%% interval; Holm-adjusted over the %d comparisons of "+
 		"this report; equivalence within ±%s by two one-sided tests; fewer than %d clean blocks is too few for a verdict. Negative is faster than %s.",
 		rep.SLO.Pct, rep.baseline(), len(rep.latency), paired.PctAbs(rep.margin()), paired.MinBlocksRobust, rep.baseline())))
 	for _, sec := range rep.sections() {
-		out = append(out, heading{3, sec.Workload + " · " + sec.Driver + ": " + rep.SLO.Pct + " against " + rep.baseline()})
-		out = append(out, rep.latencyTable(sec))
+		out = append(out, report.Heading(3, sec.Workload+" · "+sec.Driver+": "+rep.SLO.Pct+" against "+rep.baseline()))
+		out = append(out, rep.latencyTable(sec).Piece())
 	}
 	return out
 }
 
-// forest is the capacity study's forest plot: every fixed-rate
-// comparison, in the latency tables' order.
-func (rep *CapacityReport) forest() forest {
-	fo := forest{title: fmt.Sprintf("%s against %s at each fixed offered rate: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin",
-		rep.SLO.Pct, rep.baseline(), paired.PctAbs(rep.margin())), xlabel: rep.SLO.Pct + " against " + rep.baseline() + " (%)", margin: rep.margin()}
+// forest is the capacity study's forest plot: its title and axis, every
+// fixed-rate comparison in the latency tables' order, and the margin.
+func (rep *CapacityReport) forest() chart.Forest {
+	fo := chart.Forest{Title: fmt.Sprintf("%s against %s at each fixed offered rate: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin",
+		rep.SLO.Pct, rep.baseline(), paired.PctAbs(rep.margin())), XLabel: rep.SLO.Pct + " against " + rep.baseline() + " (%)", Margin: rep.margin()}
 	for _, sec := range rep.sections() {
 		for _, rate := range rep.ladderRates(sec) {
 			for _, m := range rep.Meta.Modes {
@@ -367,8 +371,8 @@ func (rep *CapacityReport) forest() forest {
 				if !ok {
 					continue
 				}
-				fo.rows = append(fo.rows, forestRow{label: fmt.Sprintf("%s · %s: %s at %s calls/s (%s)", sec.Workload, sec.Driver, m, fmtNum(float64(rate)), p.Outcome),
-					ratio: p.Ratio, lo: p.Lo, hi: p.Hi, drawn: p.N > 0 && p.Outcome != paired.OutcomeTooFew, outcome: p.Outcome})
+				fo.Rows = append(fo.Rows, chart.ForestRow{Label: fmt.Sprintf("%s · %s: %s at %s calls/s (%s)", sec.Workload, sec.Driver, m, report.FmtNum(float64(rate)), p.Outcome),
+					Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, Drawn: p.N > 0 && p.Outcome != paired.OutcomeTooFew, Outcome: p.Outcome})
 			}
 		}
 	}
@@ -376,7 +380,22 @@ func (rep *CapacityReport) forest() forest {
 }
 
 // Forest draws the capacity study's forest plot; nil without comparisons.
-func (rep *CapacityReport) Forest() ([]byte, error) { return drawForest(rep.forest()) }
+func (rep *CapacityReport) Forest() ([]byte, error) {
+	return rep.forest().SVG()
+}
+
+// forestPicture is the plot as the report's piece: in report.md a link to
+// report.ForestFile, in report.html the drawing; nothing without rows.
+func (rep *CapacityReport) forestPicture() []report.Piece {
+	svg, err := rep.Forest()
+	switch {
+	case err != nil:
+		return []report.Piece{report.Para("forest plot failed: " + err.Error())}
+	case svg == nil:
+		return nil
+	}
+	return []report.Piece{report.Picture(rep.forest().Title, svg, report.ForestFile)}
+}
 
 // gateText says what the validity gate did in the study.
 func (rep *CapacityReport) gateText() string {
@@ -385,7 +404,7 @@ func (rep *CapacityReport) gateText() string {
 	if mg := rep.Meta.Gate; mg != nil {
 		if mg.MaxForeign > 0 {
 			rule = fmt.Sprintf("a run that something else took more than %s of its CPUs from spoils its cell, which runs again up to %d more times",
-				UnitShare.Format(mg.MaxForeign), mg.Reruns)
+				report.UnitShare.Format(mg.MaxForeign), mg.Reruns)
 		} else {
 			rule = "the rule was off (-max-foreign 0)"
 		}
@@ -396,8 +415,8 @@ func (rep *CapacityReport) gateText() string {
 }
 
 // ladderPoints are the ladder's points of a design at a rate, over blocks.
-func (rep *CapacityReport) ladderPoints(sec capKey, mode string, rate int) []record.CapPoint {
-	var out []record.CapPoint
+func (rep *CapacityReport) ladderPoints(sec capKey, mode string, rate int) []CapPoint {
+	var out []CapPoint
 	for _, p := range rep.Cap.Points {
 		if p.Phase == "ladder" && p.Workload == sec.Workload && p.Driver == sec.Driver && p.Mode == mode && p.Rate == rate && p.Spoiled == "" {
 			out = append(out, p)
@@ -418,7 +437,7 @@ func (rep *CapacityReport) ladderRates(sec capKey) []int {
 }
 
 // figure is a figure of the runs behind points, over the blocks.
-func (rep *CapacityReport) figure(pts []record.CapPoint, f func(*record.Run) float64) Stat {
+func (rep *CapacityReport) figure(pts []CapPoint, f func(*record.Run) float64) report.Stat {
 	var vals []float64
 	var ids []string
 	for _, p := range pts {
@@ -426,19 +445,19 @@ func (rep *CapacityReport) figure(pts []record.CapPoint, f func(*record.Run) flo
 			vals, ids = append(vals, f(r)), append(ids, r.ID)
 		}
 	}
-	return statOfValues(vals, ids)
+	return report.StatOf(vals, ids)
 }
 
-func (rep *CapacityReport) curveTable(sec capKey) table {
-	t := table{header: []string{"offered (calls/s)", "design", "p50", "p99", "p99.9", "achieved", "errors", "dropped", "met objective"}}
+func (rep *CapacityReport) curveTable(sec capKey) report.Rows {
+	t := report.Rows{Header: []string{"offered (calls/s)", "design", "p50", "p99", "p99.9", "achieved", "errors", "dropped", "met objective"}}
 	for _, rate := range rep.ladderRates(sec) {
 		for _, m := range rep.Meta.Modes {
 			pts := rep.ladderPoints(sec, m, rate)
 			if len(pts) == 0 {
 				continue
 			}
-			lat := func(g func(*record.Run) float64) string { return fmtCI(rep.figure(pts, g), fmtMs) }
-			achieved := fmtCI(rep.figure(pts, func(r *record.Run) float64 { return r.Result.CallsPerS / float64(rate) }), func(v float64) string {
+			lat := func(g func(*record.Run) float64) string { return report.FmtCI(rep.figure(pts, g), report.FmtMs) }
+			achieved := report.FmtCI(rep.figure(pts, func(r *record.Run) float64 { return r.Result.CallsPerS / float64(rate) }), func(v float64) string {
 				return fmt.Sprintf("%.1f%%", 100*v)
 			})
 			var errs, dropped int64
@@ -452,7 +471,7 @@ func (rep *CapacityReport) curveTable(sec capKey) table {
 					pass++
 				}
 			}
-			t.rows = append(t.rows, []string{fmtNum(float64(rate)), m,
+			t.Rows = append(t.Rows, []string{report.FmtNum(float64(rate)), m,
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P50 }),
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P99 }),
 				lat(func(r *record.Run) float64 { return r.Result.LatencyMs.P999 }),
@@ -466,7 +485,7 @@ func (rep *CapacityReport) driverLimits(sec capKey) []string {
 	var out []string
 	for _, p := range rep.Cap.Points {
 		if p.Workload == sec.Workload && p.Driver == sec.Driver && p.Beyond != "" {
-			out = append(out, fmt.Sprintf("%s/s (%s, block %d: %s)", fmtNum(float64(p.Rate)), p.Mode, p.Block, p.Beyond))
+			out = append(out, fmt.Sprintf("%s/s (%s, block %d: %s)", report.FmtNum(float64(p.Rate)), p.Mode, p.Block, p.Beyond))
 		}
 	}
 	return out
@@ -475,7 +494,7 @@ func (rep *CapacityReport) driverLimits(sec capKey) []string {
 // curveChart draws the objective's percentile against the offered rate
 // per design, log latency, the blocks' range as error bars, and the
 // objective as a horizontal line.
-func (rep *CapacityReport) curveChart(sec capKey) block {
+func (rep *CapacityReport) curveChart(sec capKey) report.Piece {
 	title := fmt.Sprintf("%s · %s: %s latency against offered load", sec.Workload, sec.Driver, rep.SLO.Pct)
 	p := plot.New()
 	p.Title.Text = title
@@ -486,7 +505,7 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 	p.Add(plotter.NewGrid())
 	rates := rep.ladderRates(sec)
 	for i, m := range rep.Meta.Modes {
-		var pts errPoints
+		var pts report.ErrPoints
 		for _, rate := range rates {
 			s := rep.figure(rep.ladderPoints(sec, m, rate), func(r *record.Run) float64 { return rep.SLO.LatencyMs(r.Result.LatencyMs) })
 			if s.N == 0 || s.Min <= 0 {
@@ -500,13 +519,13 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 		}
 		line, points, err := plotter.NewLinePoints(pts.XYs)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		c := plotutil.Color(i)
 		line.Color, points.Color, points.Shape = c, c, plotutil.Shape(i)
 		bars, err := plotter.NewYErrorBars(pts)
 		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
+			return report.Para("chart " + title + " failed: " + err.Error())
 		}
 		bars.Color = c
 		p.Add(line, points, bars)
@@ -519,11 +538,11 @@ func (rep *CapacityReport) curveChart(sec capKey) block {
 	p.Add(obj)
 	p.Legend.Add("objective "+rep.SLO.Title(), obj)
 	p.Legend.Top, p.Legend.Left = true, true
-	svg, err := svgOf(p)
+	svg, err := report.SVG(p)
 	if err != nil {
-		return para("chart " + title + " failed: " + err.Error())
+		return report.Para("chart " + title + " failed: " + err.Error())
 	}
-	return chart{title: title, svg: svg}
+	return report.Chart(title, svg)
 }
 
 func boundText(n int) string {
@@ -551,7 +570,7 @@ func codesText(by map[string]int64) string {
 	slices.SortFunc(xs, func(a, b kv) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.k, b.k)) })
 	var parts []string
 	for _, x := range xs {
-		parts = append(parts, fmt.Sprintf("%s %s", x.k, fmtNum(float64(x.v))))
+		parts = append(parts, fmt.Sprintf("%s %s", x.k, report.FmtNum(float64(x.v))))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -572,9 +591,9 @@ func (rep *CapacityReport) problems() [][]string {
 }
 
 // Markdown renders the capacity report.
-func (rep *CapacityReport) Markdown() string { return markdown(rep.blocks(false)) }
+func (rep *CapacityReport) Markdown() string { return report.RenderMarkdown(rep.blocks(false)) }
 
 // HTML renders the capacity report as one self-contained page.
 func (rep *CapacityReport) HTML() (string, error) {
-	return renderHTML("locklab capacity study", rep.blocks(true))
+	return report.RenderHTML("locklab capacity study", rep.blocks(true))
 }
