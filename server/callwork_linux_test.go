@@ -31,10 +31,18 @@ func TestCallWorkSpinsOnTheCPUForItsTime(t *testing.T) {
 		}
 		return wall, used(after) - used(before)
 	}
-	wall, cpu := measure(func() { spinFor(d) })
-	assert.GreaterOrEqual(t, wall, d)
-	assert.Greater(t, cpu, d/2, "the spin runs on the CPU")
-	wall, cpu = measure(func() { time.Sleep(d) })
+	// A busy machine may preempt the spin; one of a few tries has the CPU
+	// for most of its time.
+	var best time.Duration
+	for range 5 {
+		wall, cpu := measure(func() { spinFor(d) })
+		assert.GreaterOrEqual(t, wall, d)
+		if best = max(best, cpu); best > d/2 {
+			break
+		}
+	}
+	assert.Greater(t, best, d/2, "the spin runs on the CPU")
+	wall, cpu := measure(func() { time.Sleep(d) })
 	assert.GreaterOrEqual(t, wall, d)
 	assert.Less(t, cpu, d/2, "the control sleeps: its time is off the CPU")
 }
