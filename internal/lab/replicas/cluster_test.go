@@ -70,7 +70,7 @@ func TestClusterEndToEnd(t *testing.T) {
 		f, err := LookupFront("haproxy/" + balancer.Key)
 		require.NoError(t, err)
 		o := Options{Server: bin, Round: 300 * time.Millisecond}.withDefaults()
-		rs, err := rounds(ctx, o, []Arm{Baseline, {Front: f, Replicas: 2}}, KV, 16, 2)
+		rs, err := rounds(ctx, o, []Arm{Baseline, {Front: f, Replicas: 2}}, KV, 16, 2, nil)
 		require.NoError(t, err)
 		require.Len(t, rs, 4)
 		for _, r := range rs {
