@@ -383,7 +383,9 @@ func replicasStudy(ctx context.Context, fs *flag.FlagSet, args []string, out io.
 	fs.DurationVar(&o.AnomalyRun, "anomaly-run", d.AnomalyRun, "each workload's run per design and front")
 	fs.DurationVar(&o.Round, "round", d.Round, "one cost or seed round")
 	fs.IntVar(&o.Blocks, "blocks", d.Blocks, "blocks of cost rounds")
-	fs.StringVar(&o.CostDesign, "design", d.CostDesign, "the design of the cost rounds and the seed tables")
+	fs.StringVar(&o.CostDesign, "design", d.CostDesign, "the design of the cost rounds and the seed tables, and the in-process design of the cost rounds over the database")
+	fs.StringVar(&o.DBFront, "db-front", d.DBFront, "the front of the cost rounds over the database")
+	fs.IntVar(&o.DBReplicas, "db-replicas", d.DBReplicas, "the replicas of the cost rounds over the database")
 	render := fs.String("render", "", "render the page again from the results.json in this folder, and run nothing")
 	if err := parse(fs, args); err != nil {
 		return err

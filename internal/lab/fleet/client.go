@@ -25,6 +25,10 @@ type Retry struct {
 	// NoID sends no request id: a retry of a call of unknown outcome may
 	// then apply the transfer twice (the control of the idempotency check).
 	NoID bool
+	// Key is the key header's value; "" means the sending account. A
+	// caller that routes both accounts of a transfer to one replica gives
+	// them one key.
+	Key string
 }
 
 // Outcome is what happened to one transfer: its command (with its request
@@ -53,8 +57,8 @@ type Outcome struct {
 // client.
 func RequestID(client string, n int) string { return client + "-" + strconv.Itoa(n) }
 
-// Transfer sends cmd (a transfer) through cc with the key header set to the
-// sending account and cmd.ReqID in the request-id header, and retries every
+// Transfer sends cmd (a transfer) through cc with the key header set to
+// r.Key or the sending account and cmd.ReqID in the request-id header, and retries every
 // attempt that fails without a definite answer (UNAVAILABLE, ABORTED,
 // DEADLINE_EXCEEDED, INTERNAL, UNKNOWN) with the same id until ctx ends.
 func Transfer(ctx context.Context, cc grpc.ClientConnInterface, cmd workload.BankCmd, r Retry) Outcome {
@@ -66,7 +70,11 @@ func Transfer(ctx context.Context, cc grpc.ClientConnInterface, cmd workload.Ban
 	if pause == 0 {
 		pause = 20 * time.Millisecond
 	}
-	md := []string{balancer.KeyHeader, strconv.FormatUint(uint64(cmd.From), 10)}
+	key := r.Key
+	if key == "" {
+		key = strconv.FormatUint(uint64(cmd.From), 10)
+	}
+	md := []string{balancer.KeyHeader, key}
 	if !r.NoID && cmd.ReqID != "" {
 		md = append(md, server.RequestIDHeader, cmd.ReqID)
 	}

@@ -3,10 +3,14 @@ package replicas
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"google.golang.org/grpc"
 
+	"github.com/locklab/locklab/internal/lab/fleet"
+	"github.com/locklab/locklab/internal/lab/record"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/workload"
 )
 
 // A Finding is what the checks found after one workload's run on a
@@ -30,12 +34,20 @@ type Finding struct {
 	Disagree int
 	// ReplicaBroken is how many replicas fail their own invariants.
 	ReplicaBroken int
+	// Failed names the database audit's rules that failed (fleet.Check),
+	// for replicas over one database.
+	Failed []string `json:",omitempty"`
+	// Fenced and Unknown are the attempts of transfers with request ids
+	// that were refused with ABORTED (a replica had lost an account to
+	// another) or ended without a definite answer: each was retried with
+	// its id. They are a cost, not an anomaly.
+	Fenced, Unknown int64 `json:",omitempty"`
 }
 
 // Anomalous says whether the cluster, seen as one service, broke what one
 // server keeps.
 func (f Finding) Anomalous() bool {
-	return f.Spread > 0 || f.Lost > 0 || f.Overdrawn > 0 || f.Disagree > 0 || f.ReplicaBroken > 0
+	return f.Spread > 0 || f.Lost > 0 || f.Overdrawn > 0 || f.Disagree > 0 || f.ReplicaBroken > 0 || len(f.Failed) > 0
 }
 
 // CounterState is what the counter's check reads: the increments
@@ -108,6 +120,52 @@ func CheckBank(s BankState) Finding {
 		}
 	}
 	return f
+}
+
+// CheckDB finds the anomalies of the bank over one database: accounts the
+// acknowledged transfers (ledger, by account − 1) took below zero, and the
+// database audit's rules that failed (checks, fleet.Check's); idRules says
+// whether the rules about request ids apply (KeepsRequestIDs). The
+// replicas share one state, so nothing is spread or held apart.
+func CheckDB(ledger []int64, checks []record.Check, idRules bool, fenced, unknown int64) Finding {
+	f := CheckBank(BankState{Ledger: ledger})
+	f.Fenced, f.Unknown = fenced, unknown
+	for _, c := range fleet.Failed(checks) {
+		if !idRules && slices.Contains(idChecks, c.Name) {
+			continue
+		}
+		f.Failed = append(f.Failed, c.Name)
+	}
+	return f
+}
+
+// idChecks are the audit's rules about request ids, which hold only for a
+// design that stores them.
+var idChecks = []string{fleet.CheckNoAckLost, fleet.CheckAtMostOnce}
+
+// BankSeed is the bank the driver's Reset makes, as the audit takes it.
+var BankSeed = workload.BankConfig{Accounts: Accounts, InitialBalance: InitialBalance}
+
+// AnomaliesDB resets the cluster's bank (every replica, so that each
+// drops what it held), runs the bank's transfers with request ids through
+// its front and audits the database at dsn.
+func AnomaliesDB(ctx context.Context, cl *Cluster, dsn string, l Load) (Finding, Tally, error) {
+	if l.Workload != Bank {
+		return Finding{}, Tally{}, fmt.Errorf("replicas: over a database the study checks the %s, not %q", Bank, l.Workload)
+	}
+	if err := Reset(ctx, cl.Replicas()); err != nil {
+		return Finding{}, Tally{}, err
+	}
+	l.IDs = true
+	t, err := Drive(ctx, cl.Front(), l)
+	if err != nil {
+		return Finding{}, t, err
+	}
+	checks, _, err := fleet.Check(ctx, dsn, BankSeed, t.Outcomes)
+	if err != nil {
+		return Finding{}, t, err
+	}
+	return CheckDB(t.Ledger, checks, KeepsRequestIDs(cl.Config().Mode), t.Fenced, t.Unknown), t, nil
 }
 
 // ReadCounter reads each replica's counter.

@@ -1,9 +1,13 @@
 package replicas
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/internal/lab/fleet"
+	"github.com/locklab/locklab/internal/lab/record"
 )
 
 // TestCheckCounter: increments all at one replica are no anomaly; spread
@@ -84,4 +88,65 @@ func TestBottleneck(t *testing.T) {
 	assert.Equal(t, ServersBound, Bottleneck(0.95, 1.0, 2, 1))
 	assert.Equal(t, DriverBound, Bottleneck(0.5, 0.95, 2, 1))
 	assert.Equal(t, NeitherBound, Bottleneck(0.5, 0.5, 2, 1))
+}
+
+// TestCheckDB: over a database the anomalies are the audit's failed rules
+// and the acknowledged overdrafts; fenced and unknown retries are a cost,
+// not an anomaly. The rules about request ids count only for a design
+// that stores them: the same failed rule is an anomaly with them (the
+// control) and ignored without.
+func TestCheckDB(t *testing.T) {
+	ok := func(names ...string) []record.Check {
+		var out []record.Check
+		for _, n := range []string{fleet.CheckMoney, fleet.CheckNoNegative, fleet.CheckLedger, fleet.CheckNoAckLost, fleet.CheckAtMostOnce} {
+			out = append(out, record.Check{Name: n, OK: !slices.Contains(names, n)})
+		}
+		return out
+	}
+	ledger := make([]int64, Accounts)
+	f := CheckDB(ledger, ok(), true, 40, 3)
+	assert.False(t, f.Anomalous(), "%+v", f)
+	assert.Equal(t, int64(40), f.Fenced)
+	assert.Equal(t, int64(3), f.Unknown)
+
+	f = CheckDB(ledger, ok(fleet.CheckLedger), false, 0, 0)
+	assert.True(t, f.Anomalous())
+	assert.Equal(t, []string{fleet.CheckLedger}, f.Failed)
+
+	assert.False(t, CheckDB(ledger, ok(fleet.CheckAtMostOnce, fleet.CheckNoAckLost), false, 0, 0).Anomalous(), "no ids stored: no id rule")
+	f = CheckDB(ledger, ok(fleet.CheckAtMostOnce), true, 0, 0)
+	assert.Equal(t, []string{fleet.CheckAtMostOnce}, f.Failed, "the control: with ids the rule counts")
+
+	ledger[0] = -InitialBalance - 1
+	f = CheckDB(ledger, ok(), true, 0, 0)
+	assert.Equal(t, 1, f.Overdrawn)
+	assert.True(t, f.Anomalous())
+}
+
+// TestVerdict: the study's rule, row by row. A design that claims safety
+// holds its claim with no anomaly and no failed call, whatever the front;
+// an in-memory control is as expected with anomalies under round robin and
+// none under key routing; a design over the database without a claim is
+// measured, never judged.
+func TestVerdict(t *testing.T) {
+	bad := []Finding{{Workload: Bank, Failed: []string{fleet.CheckLedger}}}
+	good := []Finding{{Workload: Bank, Fenced: 9}}
+	for _, tt := range []struct {
+		row  AnomalyRow
+		want string
+	}{
+		{AnomalyRow{DB: true, Claims: true, Findings: good}, ClaimHeld},
+		{AnomalyRow{DB: true, Claims: true, Keyed: true, Findings: good}, ClaimHeld},
+		{AnomalyRow{DB: true, Claims: true, Findings: bad}, ClaimBroken},
+		{AnomalyRow{DB: true, Claims: true, Findings: good, Errors: 1}, ClaimBroken},
+		{AnomalyRow{DB: true, Findings: bad}, Measured},
+		{AnomalyRow{DB: true, Findings: good}, Measured},
+		{AnomalyRow{Findings: bad}, AsExpected},
+		{AnomalyRow{Keyed: true, Findings: good}, AsExpected},
+		{AnomalyRow{Findings: good}, Unexpected},
+		{AnomalyRow{Keyed: true, Findings: bad}, Unexpected},
+	} {
+		assert.Equal(t, tt.want, tt.row.Verdict(), "%+v", tt.row)
+		assert.Equal(t, tt.want != ClaimBroken && tt.want != Unexpected, tt.row.Expected(), "%+v", tt.row)
+	}
 }

@@ -47,6 +47,13 @@ type Config struct {
 	Front    Front  // how calls reach the replicas; Direct needs one replica
 	// ReplicaCPUs is each replica's CPU quota, equal for all (0: no quota).
 	ReplicaCPUs float64
+	// DSN is the database every replica keeps the bank in (-backend mysql
+	// -db-dsn, each replica named in it by DBOwner); "" keeps every
+	// workload in each replica's memory (-backend memory). A DSN reaches the
+	// database over a unix socket: a replica's host has no route to the
+	// machine's loopback, while a socket's path is the same in every
+	// network namespace.
+	DSN string
 	// Args are more server flags (after -mode, -addr, -backend and
 	// -require-key, which the cluster gives).
 	Args []string
@@ -57,8 +64,12 @@ func (c Config) validate() error {
 	if c.Server == "" {
 		errs = append(errs, errors.New("replicas: no server binary"))
 	}
-	if _, err := server.LookupMode(c.Mode); err != nil {
+	if m, err := server.LookupMode(c.Mode); err != nil {
 		errs = append(errs, fmt.Errorf("replicas: %w", err))
+	} else if c.DSN != "" {
+		if err := m.CanServeOn(server.BackendMySQL, server.DurabilityNone); err != nil {
+			errs = append(errs, fmt.Errorf("replicas: %w", err))
+		}
 	}
 	if c.Replicas < 0 || c.Replicas > hosts.MaxHosts {
 		errs = append(errs, fmt.Errorf("replicas: %d replicas: want 1..%d", c.Replicas, hosts.MaxHosts))
@@ -120,13 +131,22 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	env := []string{fmt.Sprintf("%s=%d", OwnerEnv, pid)}
 	var addrs []string
-	for _, h := range c.set.Hosts() {
+	for i, h := range c.set.Hosts() {
 		g, err := c.group(c.cfg.ReplicaCPUs)
 		if err != nil {
 			return err
 		}
 		addr := netip.AddrPortFrom(h.Addr, Port).String()
-		args := append([]string{"-mode", c.cfg.Mode, "-addr", addr, "-backend", server.BackendMemory, "-require-key", balancer.KeyHeader}, c.cfg.Args...)
+		args := []string{"-mode", c.cfg.Mode, "-addr", addr, "-require-key", balancer.KeyHeader}
+		if c.cfg.DSN != "" {
+			// The bank the driver resets to, so that the first replica
+			// seeds a bank of that size, not the server's default.
+			args = append(args, "-backend", server.BackendMySQL, "-db-dsn", c.cfg.DSN, "-db-owner", DBOwner(i),
+				"-accounts", strconv.Itoa(Accounts), "-balance", strconv.Itoa(InitialBalance))
+		} else {
+			args = append(args, "-backend", server.BackendMemory)
+		}
+		args = append(args, c.cfg.Args...)
 		// The group first, then the host: ip netns exec mounts a sysfs of
 		// the namespace's own, where the cgroup files are not.
 		argv := append(inGroup(g), h.Command(ctx, c.cfg.Server, args...).Args...)
@@ -207,6 +227,9 @@ func (c *Cluster) weighted() (*cgroup.Group, error) {
 	}
 	return g, err
 }
+
+// DBOwner is replica i's name in the database's ownership table.
+func DBOwner(i int) string { return "r" + strconv.Itoa(i) }
 
 // Front is the connection the driver calls through.
 func (c *Cluster) Front() *grpc.ClientConn { return c.front }

@@ -15,6 +15,17 @@
 //     acknowledged increments at every replica a reader may ask, and the
 //     bank acknowledges overdrafts and keeps balances that disagree. Key
 //     routing sends each key to one replica, and none of that happens.
+//   - the same table over one database: every design that can keep the
+//     bank in MariaDB (DBDesigns), its replicas sharing one private server
+//     (workload/dbbank/dbinst), the transfers sent with request ids and
+//     retried when fenced (internal/lab/fleet's Transfer), the database
+//     audited after each run (fleet's Check). A design whose registry row
+//     needs a transaction per command or a fenced owner claims safety
+//     across replicas (ClaimsSafety) and must show no anomaly under every
+//     front; the others are measured.
+//   - the cost over one database: routed-owner against db-rowlock and the
+//     mutex over the database, two replicas behind HAProxy's key policy,
+//     with the fenced retries per design.
 //   - the cost of the hop: calls/s, p99 and CPU per call at 1, 2 and 3
 //     replicas under each front, in short rounds alternated in a random
 //     order per block and analysed paired against the direct connection to

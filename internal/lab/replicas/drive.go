@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/locklab/locklab/internal/lab/balancer"
+	"github.com/locklab/locklab/internal/lab/fleet"
 	"github.com/locklab/locklab/load"
 	pb "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/workload"
 )
 
 // The workloads the driver runs, by the server's names.
@@ -51,7 +54,17 @@ type Load struct {
 	Callers  int
 	Duration time.Duration
 	Seed     uint64
+	// IDs sends every transfer of the bank with a request id through
+	// fleet.Transfer, which retries an attempt fenced (ABORTED) or of
+	// unknown outcome with the same id; Tally.Outcomes keeps them for the
+	// database's audit (fleet.Check). For replicas over a database.
+	IDs bool
 }
+
+// retryGrace bounds how long a transfer with IDs goes on retrying after
+// the run's window has closed: the window's last calls are answered, and
+// one that is still unresolved then counts as an error.
+const retryGrace = 10 * time.Second
 
 // Tally is what the driver saw.
 type Tally struct {
@@ -68,6 +81,12 @@ type Tally struct {
 	DriverCPU time.Duration
 	// FirstError is the first unexpected error, for the report's log.
 	FirstError error
+	// Outcomes are the transfers sent with IDs, each with its request id
+	// and its attempts; Fenced and Unknown sum their attempts refused with
+	// ABORTED (the replica had lost an account) and without a definite
+	// answer, each retried.
+	Outcomes        []fleet.Outcome
+	Fenced, Unknown int64
 }
 
 // CallsPerS is the rate of calls answered (OK or refused as expected).
@@ -86,7 +105,7 @@ func Drive(ctx context.Context, cc grpc.ClientConnInterface, l Load) (Tally, err
 	if l.Callers < 1 || l.Duration <= 0 {
 		return Tally{}, fmt.Errorf("replicas: a load of %d callers for %v", l.Callers, l.Duration)
 	}
-	call, err := caller(cc, l.Workload)
+	call, err := caller(cc, l)
 	if err != nil {
 		return Tally{}, err
 	}
@@ -143,6 +162,9 @@ func (t *Tally) add(o Tally) {
 	t.Refused += o.Refused
 	t.Errors += o.Errors
 	t.AckedDelta += o.AckedDelta
+	t.Fenced += o.Fenced
+	t.Unknown += o.Unknown
+	t.Outcomes = append(t.Outcomes, o.Outcomes...)
 	t.Latency.Merge(o.Latency)
 	for i, v := range o.Ledger {
 		t.Ledger[i] += v
@@ -158,9 +180,12 @@ func keyed(ctx context.Context, key string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, balancer.KeyHeader, key)
 }
 
-// caller is one call of the workload.
-func caller(cc grpc.ClientConnInterface, workload string) (callFunc, error) {
-	switch workload {
+// caller is one call of the load's workload.
+func caller(cc grpc.ClientConnInterface, l Load) (callFunc, error) {
+	if l.IDs && l.Workload != Bank {
+		return nil, fmt.Errorf("replicas: request ids are for the %s workload, not %q", Bank, l.Workload)
+	}
+	switch l.Workload {
 	case Counter:
 		c := pb.NewCounterServiceClient(cc)
 		return func(ctx context.Context, _ *rand.Rand, t *Tally) error {
@@ -171,6 +196,9 @@ func caller(cc grpc.ClientConnInterface, workload string) (callFunc, error) {
 			return err
 		}, nil
 	case Bank:
+		if l.IDs {
+			return transferWithID(cc, l), nil
+		}
 		c := pb.NewBankServiceClient(cc)
 		return func(ctx context.Context, rng *rand.Rand, t *Tally) error {
 			b := rng.IntN(Blocks)
@@ -195,7 +223,42 @@ func caller(cc grpc.ClientConnInterface, workload string) (callFunc, error) {
 			return err
 		}, nil
 	}
-	return nil, fmt.Errorf("replicas: workload %q: want %s, %s or %s", workload, Counter, Bank, KV)
+	return nil, fmt.Errorf("replicas: workload %q: want %s, %s or %s", l.Workload, Counter, Bank, KV)
+}
+
+// transferWithID is the bank's call with a request id, through
+// fleet.Transfer: a transfer inside one pair, keyed by its pair, retried
+// while fenced or of unknown outcome, for at most retryGrace after the
+// run's window.
+func transferWithID(cc grpc.ClientConnInterface, l Load) callFunc {
+	deadline := time.Now().Add(l.Duration + retryGrace)
+	var n atomic.Int64
+	return func(ctx context.Context, rng *rand.Rand, t *Tally) error {
+		b := rng.IntN(Blocks)
+		from, to := uint32(2*b+1), uint32(2*b+2)
+		if rng.IntN(2) == 0 {
+			from, to = to, from
+		}
+		cmd := workload.BankCmd{Op: workload.BankTransfer, From: from, To: to, Amount: int64(1 + rng.IntN(MaxAmount)),
+			ReqID: fleet.RequestID(fmt.Sprintf("s%d", l.Seed), int(n.Add(1)))}
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		o := fleet.Transfer(dctx, cc, cmd, fleet.Retry{Key: blockKey(b)})
+		cancel()
+		t.Outcomes = append(t.Outcomes, o)
+		t.Fenced += int64(o.Fenced)
+		t.Unknown += int64(o.Unknown)
+		switch {
+		case o.Acked:
+			t.Ledger[from-1] -= cmd.Amount
+			t.Ledger[to-1] += cmd.Amount
+			return nil
+		case o.Refused != codes.OK:
+			return status.Error(o.Refused, "refused")
+		case o.Err != nil:
+			return o.Err
+		}
+		return status.Error(codes.Unknown, "replicas: a transfer left unresolved")
+	}
 }
 
 // blockKey is the key of a pair of accounts.

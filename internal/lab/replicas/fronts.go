@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/balancer"
 	"github.com/locklab/locklab/internal/lab/clientlb"
 	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/store"
 )
 
 // A Front is how the driver's calls reach the replicas: a balancer
@@ -77,4 +78,48 @@ func Designs() []string {
 func Serves(design, workload string) bool {
 	m, err := server.LookupMode(design)
 	return err == nil && m.Serves(workload)
+}
+
+// DBDesigns are the server's designs that can keep the bank in a database
+// (-backend mysql), in the registry's order: over one database shared by
+// every replica, these are the designs a service of replicas can run.
+func DBDesigns() []string {
+	var out []string
+	for _, m := range server.Modes() {
+		if m.StoreBacked() && m.CanServeOn(server.BackendMySQL, server.DurabilityNone) == nil {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// safeAcross are the capabilities of a machine that stays correct when
+// several replicas write to it at once: CapTx, every command a transaction
+// ordered by the database's row locks; CapOwned, every write fenced by an
+// epoch the database checks. A design that needs one of them claims
+// safety across replicas; the others serialise inside one process only.
+const safeAcross = store.CapTx | store.CapOwned
+
+// ClaimsSafety says whether the design claims to stay correct across
+// replicas, read from its registry row (safeAcross).
+func ClaimsSafety(design string) bool {
+	m, err := server.LookupMode(design)
+	if err != nil {
+		return false
+	}
+	d, ok := m.Design()
+	return ok && d.Needs&safeAcross != 0
+}
+
+// KeepsRequestIDs says whether the design stores each transfer's request
+// id with it (CapOwned: routed-owner's at-most-once), so that the audit can
+// match every acknowledged transfer to its row. The other designs ignore
+// the header, and the audit's id rules do not apply to them.
+func KeepsRequestIDs(design string) bool {
+	m, err := server.LookupMode(design)
+	if err != nil {
+		return false
+	}
+	d, ok := m.Design()
+	return ok && d.Needs&store.CapOwned != 0
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/locklab/locklab/internal/lab/balancer"
 	"github.com/locklab/locklab/internal/lab/clientlb"
 	"github.com/locklab/locklab/internal/lab/study"
+	"github.com/locklab/locklab/server"
+	"github.com/locklab/locklab/store"
 )
 
 // TestFrontsRangeOverTheLists: every balancer with every policy and every
@@ -39,17 +41,83 @@ func TestFrontsRangeOverTheLists(t *testing.T) {
 }
 
 // TestAnomalyPlan: every in-memory design under every front, with the
-// workloads it serves.
+// workloads it serves, then every design over a database under every
+// front, with the bank, which is what lives there.
 func TestAnomalyPlan(t *testing.T) {
 	plan := AnomalyPlan()
-	assert.Len(t, plan, len(Designs())*len(Fronts()))
+	assert.Len(t, plan, (len(Designs())+len(DBDesigns()))*len(Fronts()))
+	db := 0
 	for _, c := range plan {
 		assert.NotEmpty(t, c.Workloads, c.Design)
 		for _, w := range c.Workloads {
-			assert.True(t, Serves(c.Design, w))
+			if c.DB {
+				assert.Equal(t, Bank, w)
+				m, err := server.LookupMode(c.Design)
+				require.NoError(t, err)
+				assert.True(t, m.ServesOn(w, server.BackendMySQL), c.Design)
+				db++
+			} else {
+				assert.True(t, Serves(c.Design, w))
+			}
 		}
 	}
+	assert.Equal(t, len(DBDesigns())*len(Fronts()), db)
 	assert.NotContains(t, Designs(), "noop", "a design without state has nothing to check")
+	assert.NotContains(t, DBDesigns(), "noop")
+}
+
+// TestClaimsFromTheRegistry: a design claims safety across replicas by
+// the capability its registry row needs. The routed owner and the row-lock
+// design claim it; no in-memory design does (each is a control); the
+// in-process lock over the database does not; a design that is none
+// claims nothing (the control of the lookup).
+func TestClaimsFromTheRegistry(t *testing.T) {
+	for _, d := range store.Designs() {
+		assert.Equal(t, d.Needs&(store.CapTx|store.CapOwned) != 0, ClaimsSafety(d.Name), d.Name)
+		if KeepsRequestIDs(d.Name) {
+			assert.True(t, ClaimsSafety(d.Name), "%s keeps ids, so it claims safety", d.Name)
+		}
+	}
+	for _, d := range Designs() {
+		assert.False(t, ClaimsSafety(d), "%s in memory is a control", d)
+	}
+	assert.True(t, ClaimsSafety("routed-owner"))
+	assert.True(t, KeepsRequestIDs("routed-owner"))
+	assert.True(t, ClaimsSafety("db-rowlock"))
+	assert.False(t, KeepsRequestIDs("db-rowlock"))
+	assert.False(t, ClaimsSafety("mutex"))
+	assert.False(t, ClaimsSafety("nope"))
+	claiming := 0
+	for _, d := range DBDesigns() {
+		if ClaimsSafety(d) {
+			claiming++
+		}
+	}
+	assert.Positive(t, claiming)
+	assert.Less(t, claiming, len(DBDesigns()), "some designs over the database claim nothing")
+}
+
+// TestDBCostArms: every design over the database that claims safety, the
+// one that keeps request ids first (the baseline), then the cost design,
+// all behind the front at the size of the options; a front that is none is
+// refused (the control).
+func TestDBCostArms(t *testing.T) {
+	arms, err := DBCostArms(Options{})
+	require.NoError(t, err)
+	require.NotEmpty(t, arms)
+	assert.True(t, KeepsRequestIDs(arms[0].Design), "the baseline is the routed owner: %s", arms[0].Design)
+	assert.Equal(t, Defaults.CostDesign, arms[len(arms)-1].Design)
+	for _, d := range DBDesigns() {
+		assert.Equal(t, ClaimsSafety(d) || d == Defaults.CostDesign, slices.ContainsFunc(arms, func(a Arm) bool { return a.Design == d }), d)
+	}
+	for _, a := range arms {
+		assert.True(t, a.DB)
+		assert.Equal(t, Defaults.DBReplicas, a.Replicas)
+		assert.Equal(t, Defaults.DBFront, a.Front.Name)
+		assert.Contains(t, a.Name(), a.Design)
+	}
+	_, err = DBCostArms(Options{DBFront: "nope"})
+	assert.ErrorContains(t, err, "nope")
 }
 
 // TestCostArms: the baseline first, then each key-routing front at every
@@ -95,6 +163,10 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.Blocks = 1 }, "blocks 1"},
 		{func(o *Options) { o.CostReplicas = []int{0} }, "0 replicas"},
 		{func(o *Options) { o.CostDesign = "atomic" }, `design "atomic"`},
+		{func(o *Options) { o.CostDesign = "sharded" }, `design "sharded"`},
+		{func(o *Options) { o.DBFront = "nope" }, `no front "nope"`},
+		{func(o *Options) { o.DBFront = Direct.Name }, "direct front"},
+		{func(o *Options) { o.DBReplicas = -1 }, "-1 replicas over the database"},
 	} {
 		o := ok
 		tt.edit(&o)

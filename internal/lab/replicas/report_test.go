@@ -13,20 +13,31 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // fakeResults are a study's results made up for the report's golden file:
-// two designs under two fronts, three blocks of two arms, two levels.
+// two designs under two fronts in memory, three over a database (a claim
+// held under each policy, one broken, one without a claim), three blocks of
+// two arms, of three over the database, two levels.
 func fakeResults() *Results {
 	res := &Results{Command: "make replicas", CPUs: 2, ReplicaCPUs: 0.5, AnomalyReplicas: 2, AnomalyRun: "1s", Callers: 32,
-		CostDesign: "mutex", Round: "2s", Blocks: 3}
+		CostDesign: "mutex", Round: "2s", Blocks: 3, DBBaseline: "routed-owner, haproxy/key ×2"}
 	res.Anomalies = []AnomalyRow{
 		{Design: "mutex", Front: "haproxy/roundrobin", Findings: []Finding{{Workload: Counter, Lost: 812, Spread: 1}, {Workload: Bank, Overdrawn: 3, Disagree: 60, Spread: 32}}, Calls: 9000},
 		{Design: "mutex", Front: "haproxy/key", Keyed: true, Findings: []Finding{{Workload: Counter}, {Workload: Bank}}, Calls: 9100},
 		{Design: "atomic", Front: "haproxy/roundrobin", Findings: []Finding{{Workload: Counter}}, Calls: 9000},
+		{Design: "routed-owner", Front: "haproxy/roundrobin", DB: true, Claims: true, Findings: []Finding{{Workload: Bank, Fenced: 412}}, Calls: 3000},
+		{Design: "routed-owner", Front: "haproxy/key", Keyed: true, DB: true, Claims: true, Findings: []Finding{{Workload: Bank}}, Calls: 3500},
+		{Design: "db-rowlock", Front: "haproxy/roundrobin", DB: true, Claims: true, Findings: []Finding{{Workload: Bank, Failed: []string{"balances match the transfers"}}}, Calls: 2000},
+		{Design: "mutex", Front: "haproxy/roundrobin", DB: true, Findings: []Finding{{Workload: Bank, Unknown: 7}}, Calls: 2500, Errors: 2},
 	}
 	for b := range 3 {
 		k := float64(b)
 		res.Cost = append(res.Cost,
 			Round{Arm: Baseline.Name(), Replicas: 1, Block: b, CallsPerS: 10000 + 100*k, P99Ms: 2 + 0.1*k, ServerCPUPerCallUs: 50, DriverCPUPerCallUs: 40 + k},
 			Round{Arm: "haproxy/key ×2", Replicas: 2, Block: b, CallsPerS: 8000 + 50*k, P99Ms: 3 + 0.1*k, ServerCPUPerCallUs: 55 + k, BalancerCPUPerCallUs: 20, DriverCPUPerCallUs: 42},
+		)
+		res.DBCost = append(res.DBCost,
+			Round{Arm: "routed-owner, haproxy/key ×2", Replicas: 2, Block: b, Calls: 4000, CallsPerS: 2000 + 10*k, P99Ms: 20, ServerCPUPerCallUs: 90, BalancerCPUPerCallUs: 20, DriverCPUPerCallUs: 40},
+			Round{Arm: "db-rowlock, haproxy/key ×2", Replicas: 2, Block: b, Calls: 3000, CallsPerS: 1500 + 20*k, P99Ms: 30 + k, ServerCPUPerCallUs: 120, BalancerCPUPerCallUs: 20, DriverCPUPerCallUs: 40},
+			Round{Arm: "mutex, haproxy/key ×2", Replicas: 2, Block: b, Calls: 2000, CallsPerS: 1000 + 5*k, P99Ms: 50, ServerCPUPerCallUs: 100, BalancerCPUPerCallUs: 20, DriverCPUPerCallUs: 40, Unknown: 3 + int64(b), Fenced: int64(b)},
 		)
 		res.NGrinder = append(res.NGrinder,
 			Round{Arm: Baseline.Name(), Replicas: 1, Block: b, CallsPerS: 5000 + 10*k, P99Ms: 30},

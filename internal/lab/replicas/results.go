@@ -23,8 +23,12 @@ type Results struct {
 
 	Anomalies []AnomalyRow
 	Cost      []Round
-	NGrinder  []Round
-	RPCX      []Level
+	// DBCost are the cost rounds over one database (DBCostArms), each arm
+	// compared with DBBaseline's.
+	DBCost     []Round
+	DBBaseline string
+	NGrinder   []Round
+	RPCX       []Level
 }
 
 // AnomalyRow is one design under one front of the anomaly table.
@@ -32,16 +36,61 @@ type AnomalyRow struct {
 	Design   string
 	Front    string
 	Keyed    bool // the front routes by key (anomalies expected: none)
+	DB       bool // the replicas share one database (the bank's state)
+	Claims   bool // the design claims safety across replicas (ClaimsSafety)
 	Findings []Finding
 	Calls    int64
 	Errors   int64 // calls that failed other than by a refused transfer
 }
 
-// Expected says whether the row shows what its front promises: anomalies
-// under round robin, none under key routing.
+// Anomalous says whether any of the row's workloads found an anomaly.
+func (r AnomalyRow) Anomalous() bool { return slices.ContainsFunc(r.Findings, Finding.Anomalous) }
+
+// The verdicts of a row of the anomaly table (AnomalyRow.Verdict).
+const (
+	ClaimHeld   = "claim held"
+	ClaimBroken = "claim broken"
+	AsExpected  = "as expected"
+	Unexpected  = "not as expected"
+	Measured    = "measured, no claim"
+)
+
+// Verdict holds the row to the study's rule: a design that claims safety
+// across replicas shows no anomaly and no failed call under every front
+// (ClaimHeld, else ClaimBroken); a design in memory, which claims nothing,
+// is a control that shows anomalies under round robin and none under key
+// routing, with no failed call (AsExpected, else Unexpected); a design over
+// the database that claims nothing is measured, not judged.
+func (r AnomalyRow) Verdict() string {
+	switch {
+	case r.Claims && !r.Anomalous() && r.Errors == 0:
+		return ClaimHeld
+	case r.Claims:
+		return ClaimBroken
+	case r.DB:
+		return Measured
+	case r.Anomalous() != r.Keyed && r.Errors == 0:
+		return AsExpected
+	}
+	return Unexpected
+}
+
+// Expected says whether the row holds to the study's rule (Verdict).
 func (r AnomalyRow) Expected() bool {
-	anomalous := slices.ContainsFunc(r.Findings, Finding.Anomalous)
-	return anomalous != r.Keyed && r.Errors == 0
+	switch r.Verdict() {
+	case ClaimBroken, Unexpected:
+		return false
+	}
+	return true
+}
+
+// Fenced sums the row's attempts refused with ABORTED, each retried.
+func (r AnomalyRow) Fenced() int64 {
+	var n int64
+	for _, f := range r.Findings {
+		n += f.Fenced
+	}
+	return n
 }
 
 // Round is one arm's run in one block.
@@ -51,6 +100,9 @@ type Round struct {
 	Block    int
 	Calls    int64
 	Errors   int64
+	// Fenced and Unknown: over a database, the attempts refused with
+	// ABORTED and those without a definite answer, each retried.
+	Fenced, Unknown int64 `json:",omitempty"`
 	CallsPerS,
 	P99Ms,
 	ServerCPUPerCallUs,

@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/seeds"
+	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
 // NGrinderCallers is the nGrinder post's virtual users, as the lab's
@@ -26,30 +28,26 @@ func Run(ctx context.Context, o Options, command string, log io.Writer) (*Result
 		return nil, err
 	}
 	o = o.withDefaults()
+	dbArms, err := DBCostArms(o)
+	if err != nil {
+		return nil, err
+	}
 	res := &Results{
 		Command: command, CPUs: machineCPUs(), ReplicaCPUs: o.ReplicaCPUs, AnomalyReplicas: o.AnomalyReplicas,
 		AnomalyRun: o.AnomalyRun.String(), Callers: o.Callers, CostDesign: o.CostDesign, Round: o.Round.String(), Blocks: o.Blocks,
+		DBBaseline: dbArms[0].Name(),
 	}
 	fmt.Fprintf(log, "replicas: about %v\n", Estimate(o).Round(time.Second))
-	for i, c := range AnomalyPlan() {
-		fmt.Fprintf(log, "replicas: anomalies %d/%d: %s under %s\n", i+1, len(AnomalyPlan()), c.Design, c.Front.Name)
-		row, err := anomalyCell(ctx, o, c)
-		if err != nil {
-			return nil, fmt.Errorf("replicas: %s under %s: %w", c.Design, c.Front.Name, err)
-		}
-		res.Anomalies = append(res.Anomalies, row)
-	}
-	var err error
-	fmt.Fprintln(log, "replicas: cost rounds")
-	if res.Cost, err = rounds(ctx, o, CostArms(o.CostReplicas), KV, o.Callers, o.Blocks); err != nil {
+	// One private MariaDB for the whole study, each cluster over a database
+	// of its own on it; its directory is named like the clusters', so that
+	// a sweep after a killed runner removes it (the server dies with the
+	// runner).
+	db, err := startDB(ctx)
+	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(log, "replicas: the nGrinder scale-out")
-	if res.NGrinder, err = rounds(ctx, o, NGrinderArms, Bank, NGrinderCallers, o.SeedBlocks); err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(log, "replicas: the rpcx page's two servers")
-	if res.RPCX, err = rpcxLevels(ctx, o); err != nil {
+	res, err = runAll(ctx, o, res, db, dbArms, log)
+	if err = errors.Join(err, db.stop()); err != nil {
 		return nil, err
 	}
 	// Every cluster is closed by now: anything of this runner's still
@@ -64,19 +62,103 @@ func Run(ctx context.Context, o Options, command string, log io.Writer) (*Result
 	return res, nil
 }
 
+// runAll runs the study's parts into res.
+func runAll(ctx context.Context, o Options, res *Results, db *studyDB, dbArms []Arm, log io.Writer) (*Results, error) {
+	for i, c := range AnomalyPlan() {
+		where := ""
+		if c.DB {
+			where = " over the database"
+		}
+		fmt.Fprintf(log, "replicas: anomalies %d/%d: %s under %s%s\n", i+1, len(AnomalyPlan()), c.Design, c.Front.Name, where)
+		row, err := anomalyCell(ctx, o, c, db)
+		if err != nil {
+			return nil, fmt.Errorf("replicas: %s under %s: %w", c.Design, c.Front.Name, err)
+		}
+		res.Anomalies = append(res.Anomalies, row)
+	}
+	var err error
+	fmt.Fprintln(log, "replicas: cost rounds")
+	if res.Cost, err = rounds(ctx, o, CostArms(o.CostReplicas), KV, o.Callers, o.Blocks, nil); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(log, "replicas: cost rounds over the database")
+	if res.DBCost, err = rounds(ctx, o, dbArms, Bank, o.Callers, o.Blocks, db); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(log, "replicas: the nGrinder scale-out")
+	if res.NGrinder, err = rounds(ctx, o, NGrinderArms, Bank, NGrinderCallers, o.SeedBlocks, nil); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(log, "replicas: the rpcx page's two servers")
+	if res.RPCX, err = rpcxLevels(ctx, o); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// studyDB is the study's private MariaDB, which makes a database per
+// cluster.
+type studyDB struct {
+	dir string
+	db  *dbinst.MariaDB
+	n   int
+}
+
+func startDB(ctx context.Context) (*studyDB, error) {
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", workPrefix, os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	db, err := dbinst.StartMariaDB(ctx, filepath.Join(dir, "mariadb"))
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	return &studyDB{dir: dir, db: db}, nil
+}
+
+// newDSN is a fresh database of its own for one cluster.
+func (s *studyDB) newDSN(ctx context.Context) (string, error) {
+	s.n++
+	return s.db.NewDatabase(ctx, fmt.Sprintf("replicas%d", s.n))
+}
+
+// stop stops the server and removes its directory; safe on nil.
+func (s *studyDB) stop() error {
+	if s == nil || s.db == nil {
+		return nil
+	}
+	err := s.db.Stop()
+	s.db = nil
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
 // ErrLeftovers: a study's clusters left something behind after Close.
 var ErrLeftovers = errors.New("replicas: the study's clusters left something behind")
 
-// anomalyCell runs each workload of the cell on a fresh cluster.
-func anomalyCell(ctx context.Context, o Options, c Cell) (row AnomalyRow, err error) {
-	row = AnomalyRow{Design: c.Design, Front: c.Front.Name, Keyed: c.Front.Keyed()}
-	cl, err := Start(ctx, Config{Server: o.Server, Mode: c.Design, Replicas: o.AnomalyReplicas, Front: c.Front, ReplicaCPUs: o.ReplicaCPUs})
+// anomalyCell runs each workload of the cell on a fresh cluster; over the
+// database, on a fresh database of db.
+func anomalyCell(ctx context.Context, o Options, c Cell, db *studyDB) (row AnomalyRow, err error) {
+	row = AnomalyRow{Design: c.Design, Front: c.Front.Name, Keyed: c.Front.Keyed(), DB: c.DB, Claims: c.DB && ClaimsSafety(c.Design)}
+	cfg := Config{Server: o.Server, Mode: c.Design, Replicas: o.AnomalyReplicas, Front: c.Front, ReplicaCPUs: o.ReplicaCPUs}
+	if c.DB {
+		if cfg.DSN, err = db.newDSN(ctx); err != nil {
+			return row, err
+		}
+	}
+	cl, err := Start(ctx, cfg)
 	if err != nil {
 		return row, err
 	}
 	defer func() { err = errors.Join(err, cl.Close()) }()
 	for _, w := range c.Workloads {
-		f, t, err := Anomalies(ctx, cl, Load{Workload: w, Callers: o.Callers, Duration: o.AnomalyRun, Seed: o.Seed})
+		l := Load{Workload: w, Callers: o.Callers, Duration: o.AnomalyRun, Seed: o.Seed}
+		check := Anomalies
+		if c.DB {
+			check = func(ctx context.Context, cl *Cluster, l Load) (Finding, Tally, error) {
+				return AnomaliesDB(ctx, cl, cfg.DSN, l)
+			}
+		}
+		f, t, err := check(ctx, cl, l)
 		if err != nil {
 			return row, err
 		}
@@ -108,9 +190,10 @@ func Anomalies(ctx context.Context, cl *Cluster, l Load) (Finding, Tally, error)
 	return Finding{}, t, fmt.Errorf("replicas: no anomaly check for %q", l.Workload)
 }
 
-// rounds starts a cluster per arm, then runs blocks of rounds, every arm
-// once per block in an order drawn for the block (paired.Order).
-func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers, blocks int) (out []Round, err error) {
+// rounds starts a cluster per arm (an arm over the database on a fresh
+// database of db), then runs blocks of rounds, every arm once per block in
+// an order drawn for the block (paired.Order).
+func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers, blocks int, db *studyDB) (out []Round, err error) {
 	clusters := map[string]*Cluster{}
 	defer func() {
 		for _, cl := range clusters {
@@ -119,7 +202,16 @@ func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers
 	}()
 	var names []string
 	for _, a := range arms {
-		cl, err := Start(ctx, Config{Server: o.Server, Mode: o.CostDesign, Replicas: a.Replicas, Front: a.Front, ReplicaCPUs: o.ReplicaCPUs})
+		cfg := Config{Server: o.Server, Mode: cmp.Or(a.Design, o.CostDesign), Replicas: a.Replicas, Front: a.Front, ReplicaCPUs: o.ReplicaCPUs}
+		if a.DB {
+			if db == nil {
+				return nil, fmt.Errorf("replicas: %s: no database", a.Name())
+			}
+			if cfg.DSN, err = db.newDSN(ctx); err != nil {
+				return nil, err
+			}
+		}
+		cl, err := Start(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("replicas: %s: %w", a.Name(), err)
 		}
@@ -129,7 +221,7 @@ func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers
 	for b := range blocks {
 		for _, name := range paired.Order(int(o.Seed), b, names) {
 			cl := clusters[name]
-			r, _, err := measure(ctx, cl, Load{Workload: workload, Callers: callers, Duration: o.Round, Seed: o.Seed + uint64(b)})
+			r, _, err := measure(ctx, cl, Load{Workload: workload, Callers: callers, Duration: o.Round, Seed: o.Seed + uint64(b), IDs: cl.Config().DSN != ""})
 			if err != nil {
 				return nil, fmt.Errorf("replicas: %s, block %d: %w", name, b+1, err)
 			}
@@ -157,7 +249,7 @@ func measure(ctx context.Context, cl *Cluster, l Load) (Round, Tally, error) {
 	if err != nil {
 		return Round{}, t, err
 	}
-	r := Round{Calls: t.Calls, Errors: t.Errors, CallsPerS: t.CallsPerS(), P99Ms: t.P99(), QuotaUse: cl.QuotaUse(s1-s0, t.Elapsed)}
+	r := Round{Calls: t.Calls, Errors: t.Errors, Fenced: t.Fenced, Unknown: t.Unknown, CallsPerS: t.CallsPerS(), P99Ms: t.P99(), QuotaUse: cl.QuotaUse(s1-s0, t.Elapsed)}
 	if n := float64(t.OK + t.Refused); n > 0 {
 		us := func(d time.Duration) float64 { return float64(d.Microseconds()) / n }
 		r.ServerCPUPerCallUs, r.BalancerCPUPerCallUs, r.DriverCPUPerCallUs = us(s1-s0), us(b1-b0), us(t.DriverCPU)

@@ -204,7 +204,7 @@ var Studies = []Study{
 	{
 		Name: "replicas", Engine: Seed, Out: "replicas", Budget: 15 * time.Minute,
 		SeedArgs: "replicas -out {out} -server {server}",
-		Desc:     "replicas of every design behind HAProxy, nginx or the client's own balancing: anomalies under round robin and key routing, the hop's cost at one, two and three replicas, and the nGrinder and rpcx seeds' replica tables",
+		Desc:     "replicas of every design behind HAProxy, nginx or the client's own balancing: anomalies under round robin and key routing, in memory and over one shared MariaDB (routed-owner and db-rowlock held to their claim of safety), the hop's cost at one, two and three replicas, routed-owner against db-rowlock and the mutex over the database, and the nGrinder and rpcx seeds' replica tables",
 	},
 }
 
