@@ -99,3 +99,6 @@ func (rep *Report) Group(sec Section, level int, mode string) *Group {
 // BlockValues are a metric's values of two groups paired by block, as the
 // verdicts pair them (failed runs and unusable figures left out).
 func BlockValues(d, a *Group, m *Metric) (dv, av []float64, err error) { return blockValues(d, a, m) }
+
+// Key identifies a group across results folders: every factor is part of it.
+func (g *Group) Key() string { return g.key() }
