@@ -121,13 +121,7 @@ func (rep *Report) headline(withCharts bool) []block {
 		out = append(out, para(s))
 	}
 	primary, other, left := rep.headlineRows()
-	metrics := Compared()
-	var pm []*Metric
-	for _, m := range metrics {
-		if m.Primary {
-			pm = append(pm, m)
-		}
-	}
+	metrics, pm := Compared(), primaryMetrics()
 	if len(primary) > 0 {
 		out = append(out, para(fmt.Sprintf("The primary comparisons, declared before the runs: each design against the baseline (%s) on %s, "+
 			"in every group, %d in all, tested together (Holm, family-wise level %s). Each effect is the trimmed mean of the per-block "+
