@@ -42,7 +42,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/pack"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/render"
-	"github.com/locklab/locklab/internal/lab/report"
+	"github.com/locklab/locklab/internal/lab/repro"
 	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/study"
 )
@@ -87,7 +87,7 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 	case c.rerender != "":
 		return render.Rerender(c.rerender, out)
 	case c.diff != "":
-		return report.Diff(c.diff, out)
+		return repro.Diff(c.diff, out)
 	case c.pack != "":
 		return pack.Pack(c.pack, out)
 	case c.study != nil:

@@ -68,6 +68,17 @@ var Slices = []Shared{
 	},
 }
 
+// SliceKits are packages of Lab that several slices share and no common
+// package needs, each with its reason: they sit between Common and Slices,
+// and the common packages must reach them no more than a slice, so that
+// the report carries only what every report shares.
+var SliceKits = []Shared{
+	{
+		Path: Lab + "/instrumented",
+		Why:  "what the sections over instrumented runs share (the Why's profiled runs, the ledger's traced ones): the cells where only some runs speak, differences paired by block, medians, and what the instrument cost",
+	},
+}
+
 // Common are the packages of Lab that every feature builds on, and that
 // must reach no package of Slices, through any chain of imports: a feature
 // added or removed changes its slice and render's list, not them.
@@ -99,8 +110,8 @@ var ServerInternal = []Shared{
 //     only what LabShared names.
 //   - A package ServerFree names reaches no package of ServerCode, through
 //     any chain of imports.
-//   - A package Common names reaches no package of Slices, through any
-//     chain of imports.
+//   - A package Common names reaches no package of Slices or SliceKits,
+//     through any chain of imports.
 //
 // Commands may import anything; tests are not counted.
 func Layers(pkgs []Package) []Problem {
@@ -113,6 +124,8 @@ func Layers(pkgs []Package) []Problem {
 	for _, c := range Common {
 		if chain := reach(pkgs, c, isSlice); chain != nil {
 			out = append(out, Problem{Path: display(c), Why: "imports a feature's slice: " + strings.Join(chain, " -> ")})
+		} else if chain := reach(pkgs, c, isSliceKit); chain != nil {
+			out = append(out, Problem{Path: display(c), Why: "imports what only slices share: " + strings.Join(chain, " -> ")})
 		}
 	}
 	for _, p := range pkgs {
@@ -156,6 +169,11 @@ func isServer(p string) bool {
 // isSlice reports whether p is one of Slices' packages.
 func isSlice(p string) bool {
 	return slices.ContainsFunc(Slices, func(s Shared) bool { return under(p, s.Path) })
+}
+
+// isSliceKit reports whether p is one of SliceKits' packages.
+func isSliceKit(p string) bool {
+	return slices.ContainsFunc(SliceKits, func(s Shared) bool { return under(p, s.Path) })
 }
 
 // reach is the first chain of imports from the package from to one that

@@ -95,6 +95,34 @@ func TestLayersCatchASliceInTheCommonPackages(t *testing.T) {
 	assert.Equal(t, []Problem{{Path: "package " + common, Why: "imports a feature's slice: " + common + " -> " + Lab + "/paired -> " + feature}}, Layers(through))
 }
 
+// TestLayersCatchASliceKitInTheCommonPackages is the control of the fourth
+// rule's second half: the report reaching what only slices share, directly
+// or through another package, is named with the chain; a slice importing
+// it is not.
+func TestLayersCatchASliceKitInTheCommonPackages(t *testing.T) {
+	require.NotEmpty(t, SliceKits)
+	kit, feature, common := SliceKits[0].Path, Slices[0].Path, Common[len(Common)-1]
+	clean := []Package{
+		{Path: feature, Imports: []string{kit, common}},
+		{Path: kit, Imports: []string{common, Lab + "/paired"}},
+		{Path: common, Imports: []string{Lab + "/paired"}},
+	}
+	assert.Empty(t, Layers(clean))
+	direct := append(slices.Clone(clean), Package{Path: common, Imports: []string{kit}})
+	direct = slices.Delete(direct, 2, 3)
+	assert.Equal(t, []Problem{{Path: "package " + common, Why: "imports what only slices share: " + common + " -> " + kit}}, Layers(direct))
+	through := append(slices.Clone(clean), Package{Path: Lab + "/paired", Imports: []string{kit}})
+	assert.Equal(t, []Problem{{Path: "package " + common, Why: "imports what only slices share: " + common + " -> " + Lab + "/paired -> " + kit}}, Layers(through))
+}
+
+func TestSliceKitsHoldTheirReasons(t *testing.T) {
+	for _, s := range SliceKits {
+		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)
+		assert.NotEmpty(t, s.Why, s.Path)
+		assert.False(t, isSlice(s.Path) || slices.Contains(Common, s.Path), "%s is a kit and a slice or common", s.Path)
+	}
+}
+
 func TestSlicesHoldTheirReasons(t *testing.T) {
 	for _, s := range Slices {
 		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)

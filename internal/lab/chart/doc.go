@@ -1,5 +1,5 @@
 // Package chart draws the pictures of locklab's reports: the comparison
-// report's line charts, latency curves and forest plots, and the store
+// report's line charts, latency curves, effects and forest plots, and the store
 // benchmark's panels of ns/op against the critical section and against
 // CPUs. Every picture is SVG, drawn with gonum/plot's SVG canvas
 // (vg/vgsvg).
@@ -18,6 +18,7 @@
 // The package holds what every picture shares — the SVG encoding (SVG,
 // Grid), one look for a series of points with error bars (Lines, Curves),
 // the legend's placement (LegendCorner), the tick markers (LevelTicks,
-// PercentileTicks) — and the forest plot whole (Forest). The packages that
+// PercentileTicks) — and the forest plot and the headline's chart of
+// effects whole (Forest, Effects). The packages that
 // own the data build a *plot.Plot from it and hand it here.
 package chart

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/locklab/locklab/internal/lab/instrumented"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
 )
@@ -64,7 +65,7 @@ func withClock(runs []*record.Run, p clockPart) []*record.Run {
 // clocksTable is the clocks' figures of a cell's designs, a row each, with
 // the paired differences between designs that both have them; ok is false
 // when no run of the cell has the clocks (records from before them).
-func clocksTable(wc report.CellRuns) (t report.Rows, ok bool, err error) {
+func clocksTable(wc instrumented.CellRuns) (t report.Rows, ok bool, err error) {
 	var modes []string
 	for _, m := range wc.Modes {
 		if len(withClock(wc.Runs[m], clockParts[0])) > 0 {
@@ -89,14 +90,14 @@ func clocksTable(wc report.CellRuns) (t report.Rows, ok bool, err error) {
 	for _, pt := range clockParts {
 		row := []string{pt.name}
 		for _, m := range modes {
-			s, err := report.MedianOf(withClock(wc.Runs[m], pt), clockOf(pt))
+			s, err := instrumented.MedianOf(withClock(wc.Runs[m], pt), clockOf(pt))
 			if err != nil {
 				return report.Rows{}, false, err
 			}
 			row = append(row, report.FmtCI(s, pt.unit.Format))
 		}
 		for _, p := range pairs {
-			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], clockOf(pt))
+			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], clockOf(pt))
 			if err != nil {
 				return report.Rows{}, false, err
 			}
@@ -104,7 +105,7 @@ func clocksTable(wc report.CellRuns) (t report.Rows, ok bool, err error) {
 				row = append(row, "—")
 				continue
 			}
-			row = append(row, report.FmtDifference(e, pt.unit))
+			row = append(row, instrumented.FmtDifference(e, pt.unit))
 		}
 		t.Rows = append(t.Rows, row)
 	}

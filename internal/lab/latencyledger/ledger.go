@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/locklab/locklab/internal/lab/instrumented"
 	"github.com/locklab/locklab/internal/lab/ledger"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
@@ -89,7 +90,7 @@ func (rep view) ledgerBlocks(withCharts bool) []report.Piece {
 }
 
 func (rep view) ledgerSection(withCharts bool) ([]report.Piece, error) {
-	cells := rep.CellsWith(ledgerRuns)
+	cells := instrumented.CellsWith(rep.Report, ledgerRuns)
 	if len(cells) == 0 {
 		return nil, nil
 	}
@@ -129,7 +130,7 @@ func (rep view) ledgerSection(withCharts bool) ([]report.Piece, error) {
 			out = append(out, ledgerChart(wc, name))
 		}
 	}
-	cost, err := rep.OnOffCost(plan.Ledger, "What tracing costs",
+	cost, err := instrumented.OnOffCost(rep.Report, plan.Ledger, "What tracing costs",
 		"Every combination ran twice in every block, without the ledger's trace and then with it: each cell is the "+
 			"design's effect with tracing against itself without it, the geometric mean of the per-block ratios with its "+
 			"95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-ledger on` "+
@@ -152,7 +153,7 @@ func statesTable() report.Piece {
 
 // ledgerTable is one band's states, a row each, then their total and the
 // share of the calls' time the ledger placed.
-func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
+func ledgerTable(wc instrumented.CellRuns, b ledgerBand) (report.Rows, error) {
 	header := []string{"state"}
 	for _, m := range wc.Modes {
 		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
@@ -178,7 +179,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
 	for _, pt := range parts {
 		row := []string{pt.name}
 		for _, m := range wc.Modes {
-			s, err := report.MedianOf(wc.Runs[m], pt.value)
+			s, err := instrumented.MedianOf(wc.Runs[m], pt.value)
 			if err != nil {
 				return report.Rows{}, err
 			}
@@ -189,7 +190,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
 				row = append(row, "")
 				continue
 			}
-			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], pt.value)
+			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], pt.value)
 			if err != nil {
 				return report.Rows{}, err
 			}
@@ -197,7 +198,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
 				row = append(row, "— (no block with both)")
 				continue
 			}
-			row = append(row, report.FmtDifference(e, pt.unit))
+			row = append(row, instrumented.FmtDifference(e, pt.unit))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -206,7 +207,7 @@ func ledgerTable(wc report.CellRuns, b ledgerBand) (report.Rows, error) {
 
 // ledgerSentences: for each design against the baseline, the state whose
 // time in the band differs most between them, with its interval.
-func ledgerSentences(wc report.CellRuns, baseline string, b ledgerBand) ([]string, error) {
+func ledgerSentences(wc instrumented.CellRuns, baseline string, b ledgerBand) ([]string, error) {
 	var out []string
 	for _, p := range wc.Pairs {
 		if p.Against != baseline {
@@ -215,7 +216,7 @@ func ledgerSentences(wc report.CellRuns, baseline string, b ledgerBand) ([]strin
 		best, found := "", false
 		var d paired.Difference
 		for _, c := range ledger.Names() {
-			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], stateOf(b, c))
+			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], stateOf(b, c))
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +237,7 @@ func ledgerSentences(wc report.CellRuns, baseline string, b ledgerBand) ([]strin
 		if math.IsInf(d.Hi, 1) {
 			s.WriteString(" (one block: no interval)")
 		} else {
-			fmt.Fprintf(&s, " (95%% interval %s to %s, %d blocks)", report.Signed(d.Lo, report.UnitUs), report.Signed(d.Hi, report.UnitUs), d.N)
+			fmt.Fprintf(&s, " (95%% interval %s to %s, %d blocks)", instrumented.Signed(d.Lo, report.UnitUs), instrumented.Signed(d.Hi, report.UnitUs), d.N)
 			if d.Contains(0) {
 				s.WriteString(", but the interval holds no difference at all")
 			}
@@ -248,7 +249,7 @@ func ledgerSentences(wc report.CellRuns, baseline string, b ledgerBand) ([]strin
 
 // ledgerChart stacks each design's states at the median and at the p99,
 // side by side: µs per call, medians over runs.
-func ledgerChart(wc report.CellRuns, name string) report.Piece {
+func ledgerChart(wc instrumented.CellRuns, name string) report.Piece {
 	title := name + ": a call's time by state at the median and the p99 (µs, medians over runs)"
 	bands := []ledgerBand{bandMedian, bandP99}
 	var labels []string
@@ -269,7 +270,7 @@ func ledgerChart(wc report.CellRuns, name string) report.Piece {
 		vals := make(plotter.Values, 0, len(labels))
 		for _, m := range wc.Modes {
 			for _, b := range bands {
-				s, err := report.MedianOf(wc.Runs[m], stateOf(b, c))
+				s, err := instrumented.MedianOf(wc.Runs[m], stateOf(b, c))
 				if err != nil {
 					return report.Para("chart " + title + " failed: " + err.Error())
 				}
@@ -280,7 +281,7 @@ func ledgerChart(wc report.CellRuns, name string) report.Piece {
 		if err != nil {
 			return report.Para("chart " + title + " failed: " + err.Error())
 		}
-		bar.Color = report.CategoryColors[i%len(report.CategoryColors)]
+		bar.Color = instrumented.CategoryColors[i%len(instrumented.CategoryColors)]
 		bar.LineStyle.Width = 0
 		if below != nil {
 			bar.StackOn(below)
@@ -294,7 +295,7 @@ func ledgerChart(wc report.CellRuns, name string) report.Piece {
 	}
 	top := 0.0
 	for _, m := range wc.Modes {
-		s, err := report.MedianOf(wc.Runs[m], totalOf(bandP99))
+		s, err := instrumented.MedianOf(wc.Runs[m], totalOf(bandP99))
 		if err != nil {
 			return report.Para("chart " + title + " failed: " + err.Error())
 		}
@@ -312,7 +313,7 @@ func ledgerChart(wc report.CellRuns, name string) report.Piece {
 
 // stateQuantilesTable is each state's median and p99 over a run's calls,
 // medians over runs, every design's two columns side by side.
-func stateQuantilesTable(wc report.CellRuns) (report.Rows, error) {
+func stateQuantilesTable(wc instrumented.CellRuns) (report.Rows, error) {
 	header := []string{"state"}
 	for _, m := range wc.Modes {
 		header = append(header, m+" p50", m+" p99")
@@ -325,7 +326,7 @@ func stateQuantilesTable(wc report.CellRuns) (report.Rows, error) {
 				func(s *ledger.Summary) map[string]float64 { return s.StateP50Us },
 				func(s *ledger.Summary) map[string]float64 { return s.StateP99Us },
 			} {
-				st, err := report.MedianOf(wc.Runs[m], stateOf(ledgerBand{of: of}, c))
+				st, err := instrumented.MedianOf(wc.Runs[m], stateOf(ledgerBand{of: of}, c))
 				if err != nil {
 					return report.Rows{}, err
 				}

@@ -182,7 +182,7 @@ func verify(dir string, volumes []string, files map[string][]byte, c compacted) 
 		if err != nil {
 			return "", nil, fmt.Errorf("%w: its report renders from %s/ but not from it (%v); %s/ is kept", ErrDiffers, record.RunsDir, err, record.RunsDir)
 		}
-		if d := report.SameFiles(fromDir, fromArchive); d != "" {
+		if d := sameFiles(fromDir, fromArchive); d != "" {
 			return "", nil, fmt.Errorf("%w: its report is not the one %s/ renders (%s); %s/ is kept", ErrDiffers, record.RunsDir, d, record.RunsDir)
 		}
 	}
@@ -206,7 +206,7 @@ func verify(dir string, volumes []string, files map[string][]byte, c compacted) 
 			notes = append(notes, fmt.Sprintf("%s: no %s in the folder", dir, f.Name))
 			continue
 		}
-		if d := report.SameFiles([]report.File{f}, []report.File{{Name: f.Name, Data: b}}); d != "" {
+		if d := sameFiles([]report.File{f}, []report.File{{Name: f.Name, Data: b}}); d != "" {
 			notes = append(notes, fmt.Sprintf("%s: the %s in the folder is not what this code renders (%s): -rerender %s renders it again", dir, f.Name, d, dir))
 		}
 	}

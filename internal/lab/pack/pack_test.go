@@ -461,7 +461,7 @@ func TestPackDropsTheHistogramsNoReportReads(t *testing.T) {
 	require.NoError(t, err)
 	wrong, err := render.Render(record.Packed(os.DirFS(dir), tree))
 	require.NoError(t, err)
-	assert.Contains(t, report.SameFiles(before, wrong), "report.html")
+	assert.Contains(t, sameFiles(before, wrong), "report.html")
 }
 
 // layoutProblem says why an archive's files are not in the smaller layout,

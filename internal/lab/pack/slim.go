@@ -17,7 +17,6 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/render"
-	"github.com/locklab/locklab/internal/lab/report"
 	"github.com/locklab/locklab/summary"
 )
 
@@ -96,7 +95,7 @@ func Repack(dir string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%w: its report renders from the old archive but not from the new (%v); the old is kept", ErrDiffers, err)
 		}
-		if d := report.SameFiles(fromOld, fromNew); d != "" {
+		if d := sameFiles(fromOld, fromNew); d != "" {
 			return fmt.Errorf("%w: its report is not the one the old archive renders (%s); the old is kept", ErrDiffers, d)
 		}
 	}

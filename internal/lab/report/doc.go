@@ -2,8 +2,7 @@
 // the metric catalogue (one declaration per figure), the groups of
 // repetitions and their statistics (golang.org/x/perf's benchmath), the
 // verdicts, and one list of blocks rendered twice, to Markdown and to a
-// self-contained HTML page with charts; and -diff, two results directories
-// compared.
+// self-contained HTML page with charts.
 //
 // It keeps what every report shares. A feature with a section of its own
 // (the cores model, the CPU attribution, the latency ledger) meets Part, and

@@ -14,24 +14,6 @@ import (
 // Markdown.
 const ForestFile = "forest.svg"
 
-// forestRow is one row of the plot, as chart.ForestRow: its label, and
-// its effect with the 95% interval on the ratio scale; drawn is false for
-// a row kept with nothing on it (a verdict withheld, too few blocks).
-type forestRow struct {
-	label         string
-	ratio, lo, hi float64
-	drawn         bool
-	outcome       paired.Outcome // 0 for an estimate
-}
-
-// forest is what a report gives its forest plot: the title, the axis, the
-// rows top down, and the equivalence margin (0: none drawn).
-type forest struct {
-	title, xlabel string
-	rows          []forestRow
-	margin        float64
-}
-
 // forestTitle heads the plot, and is the image's alt text in report.md.
 func (rep *Report) forestTitle() string {
 	if len(rep.primaries()) == 0 {
@@ -39,17 +21,6 @@ func (rep *Report) forestTitle() string {
 	}
 	return fmt.Sprintf("Primary comparisons against %s: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin",
 		rep.baseline(), paired.PctAbs(rep.margin()))
-}
-
-// primaryMetrics are the catalogue's primary metrics, in its order.
-func primaryMetrics() []*Metric {
-	var out []*Metric
-	for _, m := range Compared() {
-		if m.Primary {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // primaries are the report's primary findings, in its order.
@@ -93,49 +64,39 @@ func (rep *Report) forestLabel(f Finding) string {
 	return fmt.Sprintf("%s: %s vs %s, %s (%s)", rep.cellName(f.Cell), f.Design, f.Against, f.Metric.Label, outcome)
 }
 
-// forest is the comparison report's plot.
-func (rep *Report) forest() forest {
-	fo := forest{title: rep.forestTitle(), xlabel: "effect (%)"}
+// forest is the comparison report's plot, for package chart to draw: a
+// row per finding, drawn where it has an interval (not withheld, enough
+// blocks), and the margin where the report has primaries.
+func (rep *Report) forest() labchart.Forest {
+	fo := labchart.Forest{Title: rep.forestTitle(), XLabel: "effect (%)"}
 	if len(rep.primaries()) > 0 {
-		fo.xlabel, fo.margin = "effect against "+rep.baseline()+" (%)", rep.margin()
+		fo.XLabel, fo.Margin = "effect against "+rep.baseline()+" (%)", rep.margin()
 	}
 	for _, f := range rep.forestRows() {
 		drawn := f.Withheld == "" && f.Est.N > 0 && (f.Primary == nil || f.Primary.Outcome != paired.OutcomeTooFew)
-		r := forestRow{label: rep.forestLabel(f), ratio: f.Est.Ratio, lo: f.Est.Lo, hi: f.Est.Hi, drawn: drawn}
+		r := labchart.ForestRow{Label: rep.forestLabel(f), Ratio: f.Est.Ratio, Lo: f.Est.Lo, Hi: f.Est.Hi, Drawn: drawn}
 		if f.Primary != nil {
-			r.outcome = f.Primary.Outcome
+			r.Outcome = f.Primary.Outcome
 		}
-		fo.rows = append(fo.rows, r)
+		fo.Rows = append(fo.Rows, r)
 	}
 	return fo
 }
 
-// Forest draws the comparison report's forest plot (drawForest); nil for
-// a report with no comparison to draw.
-func (rep *Report) Forest() ([]byte, error) { return drawForest(rep.forest()) }
+// Forest draws the comparison report's forest plot; nil for a report with
+// no comparison to draw.
+func (rep *Report) Forest() ([]byte, error) { return rep.forest().SVG() }
 
-// drawForest draws the plot with package chart (chart.Forest); nil, nil
-// for no rows.
-func drawForest(fo forest) ([]byte, error) {
-	out := labchart.Forest{Title: fo.title, XLabel: fo.xlabel, Margin: fo.margin}
-	for _, r := range fo.rows {
-		out.Rows = append(out.Rows, labchart.ForestRow{Label: r.label, Ratio: r.ratio, Lo: r.lo, Hi: r.hi, Drawn: r.drawn, Outcome: r.outcome})
-	}
-	return out.SVG()
-}
-
-// pictureOf is a forest plot as the report's block: in report.md a link to
+// forestBlock is the plot as the report's block: in report.md a link to
 // ForestFile, in report.html the drawing itself; nothing without rows.
-func pictureOf(fo forest) []block {
-	svg, err := drawForest(fo)
+func (rep *Report) forestBlock() []block {
+	fo := rep.forest()
+	svg, err := fo.SVG()
 	switch {
 	case err != nil:
 		return []block{para("forest plot failed: " + err.Error())}
 	case svg == nil:
 		return nil
 	}
-	return []block{picture{chart: chart{title: fo.title, svg: svg}, file: ForestFile}}
+	return []block{picture{chart: chart{title: fo.Title, svg: svg}, file: ForestFile}}
 }
-
-// forestBlock is the comparison report's plot as a block (pictureOf).
-func (rep *Report) forestBlock() []block { return pictureOf(rep.forest()) }

@@ -7,11 +7,7 @@ import (
 
 	"slices"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-
+	labchart "github.com/locklab/locklab/internal/lab/chart"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -121,13 +117,7 @@ func (rep *Report) headline(withCharts bool) []block {
 		out = append(out, para(s))
 	}
 	primary, other, left := rep.headlineRows()
-	metrics := Compared()
-	var pm []*Metric
-	for _, m := range metrics {
-		if m.Primary {
-			pm = append(pm, m)
-		}
-	}
+	metrics, pm := Compared(), primaryMetrics()
 	if len(primary) > 0 {
 		out = append(out, para(fmt.Sprintf("The primary comparisons, declared before the runs: each design against the baseline (%s) on %s, "+
 			"in every group, %d in all, tested together (Holm, family-wise level %s). Each effect is the trimmed mean of the per-block "+
@@ -333,70 +323,21 @@ func (rep *Report) levelVerdicts(c Cell) []block {
 	return out
 }
 
-// effectChart draws the headline's effects on one metric: a point per row
-// at its geometric-mean effect, with its 95% interval as a bar, and a line
-// at no effect.
+// effectChart draws the headline's effects on one metric (chart.Effects):
+// a point per row at its geometric-mean effect, with its 95% interval as a
+// bar, and a line at no effect.
 func (rep *Report) effectChart(rows []headlineRow, m *Metric) block {
-	title := "effects on " + m.Label + " (%, 95% interval)"
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = m.Label + ": effect (%)"
-	var labels []string
-	var pts struct {
-		plotter.XYs
-		plotter.XErrors
-	}
-	lo, hi := 0.0, 0.0
-	// NominalY counts from the bottom; the rows are drawn top down, in the
-	// table's order.
-	labels = make([]string, len(rows))
-	for i, r := range rows {
-		y := len(rows) - 1 - i
-		labels[y] = fmt.Sprintf("%s: %s vs %s", rep.cellName(r.cell), r.pair.Design, r.pair.Against)
-		f, ok := rep.finding(r.cell, r.pair, m)
-		if !ok {
-			continue
+	ec := labchart.Effects{Title: "effects on " + m.Label + " (%, 95% interval)", XLabel: m.Label + ": effect (%)"}
+	for _, r := range rows {
+		row := labchart.EffectRow{Label: fmt.Sprintf("%s: %s vs %s", rep.cellName(r.cell), r.pair.Design, r.pair.Against)}
+		if f, ok := rep.finding(r.cell, r.pair, m); ok && f.Est.N > 0 && f.Withheld == "" {
+			row.Ratio, row.Lo, row.Hi, row.Drawn = f.Est.Ratio, f.Est.Lo, f.Est.Hi, true
 		}
-		if f.Est.N == 0 || f.Withheld != "" {
-			continue // no interval to draw
-		}
-		x := 100 * (f.Est.Ratio - 1)
-		l, h := x-100*(f.Est.Lo-1), 100*(f.Est.Hi-1)-x
-		pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: float64(y)})
-		pts.XErrors = append(pts.XErrors, struct{ Low, High float64 }{l, h})
-		lo, hi = min(lo, x-l), max(hi, x+h)
+		ec.Rows = append(ec.Rows, row)
 	}
-	p.NominalY(labels...)
-	p.Add(plotter.NewGrid())
-	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(len(rows)) - 0.5}})
+	svg, err := ec.SVG()
 	if err != nil {
-		return para("chart " + title + " failed: " + err.Error())
+		return para("chart " + ec.Title + " failed: " + err.Error())
 	}
-	zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	p.Add(zero)
-	if len(pts.XYs) > 0 {
-		sc, err := plotter.NewScatter(pts.XYs)
-		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
-		}
-		sc.Color = plotutil.Color(0)
-		bars, err := plotter.NewXErrorBars(pts)
-		if err != nil {
-			return para("chart " + title + " failed: " + err.Error())
-		}
-		bars.Color = plotutil.Color(0)
-		p.Add(sc, bars)
-	}
-	pad := max(1, 0.05*(hi-lo))
-	p.X.Min, p.X.Max = lo-pad, hi+pad
-	height := 2*vg.Centimeter + vg.Length(len(rows))*0.6*vg.Centimeter
-	var buf strings.Builder
-	w, err := p.WriterTo(22*vg.Centimeter, height, "svg")
-	if err == nil {
-		_, err = w.WriteTo(&buf)
-	}
-	if err != nil {
-		return para("chart " + title + " failed: " + err.Error())
-	}
-	return chart{title: title, svg: []byte(buf.String())}
+	return chart{title: ec.Title, svg: svg}
 }

@@ -87,3 +87,18 @@ type LevelTicks = levelTicks
 
 // ErrPoints are points with vertical error bars, for plotter.YErrorBars.
 type ErrPoints = errPoints
+
+// Cells are the report's groups without their modes, in the groups' order.
+func (rep *Report) Cells() []Cell { return rep.cells() }
+
+// Group is the group of a section, level and mode, or nil.
+func (rep *Report) Group(sec Section, level int, mode string) *Group {
+	return rep.group(sec, level, mode)
+}
+
+// BlockValues are a metric's values of two groups paired by block, as the
+// verdicts pair them (failed runs and unusable figures left out).
+func BlockValues(d, a *Group, m *Metric) (dv, av []float64, err error) { return blockValues(d, a, m) }
+
+// Key identifies a group across results folders: every factor is part of it.
+func (g *Group) Key() string { return g.key() }

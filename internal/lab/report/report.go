@@ -152,7 +152,7 @@ func (rep *Report) howToRead() string {
 		"the harness's ceiling. n/a marks a mode that does not serve a workload or a durability. Latency curves merge the repetitions' "+
 		"HDR histograms (or take the median of each percentile). Every figure comes from the raw files in `runs/`; `figures.json` "+
 		"names the runs behind each one.",
-		rep.baseline(), primaryLabels(), fmtAlpha(), comparedLabels(),
+		rep.baseline(), labelsOf(primaryMetrics()), fmtAlpha(), comparedLabels(),
 		record.ServerBusy*100, record.DriverBusy*100, record.DriverBusy*100, record.NotableSteal*100)
 }
 
@@ -178,17 +178,6 @@ func dirtyWarning(m record.Meta) []block {
 	}
 	return []block{warning(fmt.Sprintf("made from a working tree with uncommitted changes: locklab commit %s is not the whole of the code "+
 		"that produced these figures, and the changes were not recorded (`meta.json`: `git_dirty`).", cmp.Or(m.GitCommit, "(not recorded)")))}
-}
-
-// primaryLabels names the primary metrics in a sentence.
-func primaryLabels() string {
-	var ms []*Metric
-	for _, m := range Compared() {
-		if m.Primary {
-			ms = append(ms, m)
-		}
-	}
-	return labelsOf(ms)
 }
 
 // comparedLabels names the compared metrics in a sentence.

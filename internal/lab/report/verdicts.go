@@ -68,6 +68,17 @@ func Compared() []*Metric {
 	return out
 }
 
+// primaryMetrics are the catalogue's primary metrics, in its order.
+func primaryMetrics() []*Metric {
+	var out []*Metric
+	for _, m := range Compared() {
+		if m.Primary {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Family is how many primaries the report of these runs will judge
 // together: for every group of the plan (workload, driver, factors,
 // level), its designs against the baseline times the primary metrics.
@@ -95,13 +106,7 @@ func Family(specs []plan.Spec, baseline string) int {
 			}
 		}
 	}
-	primaries := 0
-	for _, m := range Compared() {
-		if m.Primary {
-			primaries++
-		}
-	}
-	return n * primaries
+	return n * len(primaryMetrics())
 }
 
 // Cell is one group of the report: a section at one level, every mode.

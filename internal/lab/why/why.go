@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/locklab/locklab/internal/lab/attrib"
+	"github.com/locklab/locklab/internal/lab/instrumented"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -58,7 +59,9 @@ func whyRuns(g *report.Group) []*record.Run {
 	return out
 }
 
-func (rep view) whyCells() []report.CellRuns { return rep.CellsWith(whyRuns) }
+func (rep view) whyCells() []instrumented.CellRuns {
+	return instrumented.CellsWith(rep.Report, whyRuns)
+}
 
 const whyHowToRead = "How to read: in every run marked for attribution (`-attribute`), the runner took the server's CPU profile " +
 	"over the measured window (`/debug/pprof/profile`, 100 samples a second of CPU) and folded each sample into one category " +
@@ -127,7 +130,7 @@ func categoriesTable() report.Piece {
 	return t.Piece()
 }
 
-func whyTable(wc report.CellRuns) (report.Rows, error) {
+func whyTable(wc instrumented.CellRuns) (report.Rows, error) {
 	header := []string{"per call"}
 	for _, m := range wc.Modes {
 		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
@@ -139,14 +142,14 @@ func whyTable(wc report.CellRuns) (report.Rows, error) {
 	for _, part := range whyParts() {
 		row := []string{part.name}
 		for _, m := range wc.Modes {
-			s, err := report.MedianOf(wc.Runs[m], part.value)
+			s, err := instrumented.MedianOf(wc.Runs[m], part.value)
 			if err != nil {
 				return report.Rows{}, err
 			}
 			row = append(row, report.FmtCI(s, part.unit.Format))
 		}
 		for _, p := range wc.Pairs {
-			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], part.value)
+			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], part.value)
 			if err != nil {
 				return report.Rows{}, err
 			}
@@ -154,13 +157,13 @@ func whyTable(wc report.CellRuns) (report.Rows, error) {
 				row = append(row, "— (no block with both)")
 				continue
 			}
-			row = append(row, report.FmtDifference(e, part.unit))
+			row = append(row, instrumented.FmtDifference(e, part.unit))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	samples := []string{"profile samples a run"}
 	for _, m := range wc.Modes {
-		s, _ := report.MedianOf(wc.Runs[m], func(r *record.Run) (float64, error) { return float64(r.Attribution.Samples), nil })
+		s, _ := instrumented.MedianOf(wc.Runs[m], func(r *record.Run) (float64, error) { return float64(r.Attribution.Samples), nil })
 		samples = append(samples, report.FmtCI(s, report.UnitCount.Format))
 	}
 	for range wc.Pairs {
@@ -177,13 +180,13 @@ func whyTable(wc report.CellRuns) (report.Rows, error) {
 // total, and a mean is additive), so the shares are parts of one whole; a
 // category that moved against the difference makes the others' shares add
 // up to more than 100%.
-func whySentences(wc report.CellRuns, baseline string) ([]string, error) {
+func whySentences(wc instrumented.CellRuns, baseline string) ([]string, error) {
 	var out []string
 	for _, p := range wc.Pairs {
 		if p.Against != baseline {
 			continue
 		}
-		total, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], report.ServerCPUPerCall.Read)
+		total, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], report.ServerCPUPerCall.Read)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +198,7 @@ func whySentences(wc report.CellRuns, baseline string) ([]string, error) {
 			if !wp.category {
 				continue
 			}
-			e, ok, err := report.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], wp.value)
+			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], wp.value)
 			if err != nil {
 				return nil, err
 			}
@@ -225,7 +228,7 @@ func whySentence(p report.Pair, total paired.Difference, parts []namedDiff) stri
 	if math.IsInf(total.Hi, 1) {
 		b.WriteString(" (one block: no interval)")
 	} else {
-		fmt.Fprintf(&b, " (95%% interval %s to %s, %d blocks)", report.Signed(total.Lo, report.UnitUs), report.Signed(total.Hi, report.UnitUs), total.N)
+		fmt.Fprintf(&b, " (95%% interval %s to %s, %d blocks)", instrumented.Signed(total.Lo, report.UnitUs), instrumented.Signed(total.Hi, report.UnitUs), total.N)
 	}
 	if total.Mean == 0 {
 		return b.String() + "."
@@ -261,7 +264,7 @@ func whySentence(p report.Pair, total paired.Difference, parts []namedDiff) stri
 }
 
 // whyChart stacks each design's categories, µs per call.
-func whyChart(wc report.CellRuns, name string) report.Piece {
+func whyChart(wc instrumented.CellRuns, name string) report.Piece {
 	title := name + ": server CPU per call by category (µs, medians)"
 	p := plot.New()
 	p.Title.Text = "server CPU per call by category (µs, medians)"
@@ -274,7 +277,7 @@ func whyChart(wc report.CellRuns, name string) report.Piece {
 	for i, c := range attrib.CategoryNames() {
 		vals := make(plotter.Values, len(wc.Modes))
 		for j, m := range wc.Modes {
-			s, err := report.MedianOf(wc.Runs[m], func(r *record.Run) (float64, error) { return r.CategoryUs(c) })
+			s, err := instrumented.MedianOf(wc.Runs[m], func(r *record.Run) (float64, error) { return r.CategoryUs(c) })
 			if err != nil {
 				return report.Para("chart " + title + " failed: " + err.Error())
 			}
@@ -284,7 +287,7 @@ func whyChart(wc report.CellRuns, name string) report.Piece {
 		if err != nil {
 			return report.Para("chart " + title + " failed: " + err.Error())
 		}
-		bar.Color = report.CategoryColors[i%len(report.CategoryColors)]
+		bar.Color = instrumented.CategoryColors[i%len(instrumented.CategoryColors)]
 		bar.LineStyle.Width = 0
 		if below != nil {
 			bar.StackOn(below)
@@ -299,7 +302,7 @@ func whyChart(wc report.CellRuns, name string) report.Piece {
 		p.Legend.Add(names[i], legend[i])
 	}
 	for _, m := range wc.Modes {
-		s, _ := report.MedianOf(wc.Runs[m], report.ServerCPUPerCall.Read)
+		s, _ := instrumented.MedianOf(wc.Runs[m], report.ServerCPUPerCall.Read)
 		top = max(top, s.Median)
 	}
 	// The legend on the right, beside the bars rather than over them.
@@ -316,7 +319,7 @@ func whyChart(wc report.CellRuns, name string) report.Piece {
 // attributionCost is what attribution cost, where the plan measured it:
 // with -attribute off,on every combination ran both ways in every block.
 func (rep view) attributionCost() ([]report.Piece, error) {
-	return rep.OnOffCost(plan.Attribute, "What attribution costs",
+	return instrumented.OnOffCost(rep.Report, plan.Attribute, "What attribution costs",
 		"Every combination ran twice in every block, without attribution and then with it: each cell is "+
 			"the design's effect with attribution against itself without it, the geometric mean of the per-block ratios with "+
 			"its 95% interval (as the headline's, but outside its family of tests). It covers the whole of what `-attribute` "+

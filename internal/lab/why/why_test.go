@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/locklab/locklab/internal/lab/attrib"
+	"github.com/locklab/locklab/internal/lab/instrumented"
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -217,7 +218,7 @@ func TestWhySentence(t *testing.T) {
 // TestWhySentencesSkipUnpaired: a design with no block in common with the
 // baseline gets no sentence, and the others still get theirs.
 func TestWhySentencesSkipUnpaired(t *testing.T) {
-	wc := report.CellRuns{Modes: []string{"mutex", "inputQ", "combining"}, Runs: map[string][]*record.Run{
+	wc := instrumented.CellRuns{Modes: []string{"mutex", "inputQ", "combining"}, Runs: map[string][]*record.Run{
 		"mutex":     {whyRun(t, 1, "mutex", "on", 1)},
 		"inputQ":    {whyRun(t, 2, "inputQ", "on", 2)},
 		"combining": {whyRun(t, 3, "combining", "on", 1)},

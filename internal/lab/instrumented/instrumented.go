@@ -1,4 +1,4 @@
-package report
+package instrumented
 
 import (
 	"fmt"
@@ -10,30 +10,27 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
-
-// A section that speaks for only some of the runs (the profiled ones, the
-// traced ones) compares the designs on them cell by cell, block by block:
-// what it shares with every other such section is here.
 
 // CellRuns is one cell of such a section: its modes with runs the section
 // speaks for (profiled, traced), and the pairs among them.
 type CellRuns struct {
-	Cell
+	report.Cell
 	Modes []string                 // the modes with runs here, in the report's order
 	Runs  map[string][]*record.Run // each mode's runs the section speaks for
-	Pairs []Pair                   // the pairs among Modes, as the verdicts pair them
+	Pairs []report.Pair            // the pairs among Modes, as the verdicts pair them
 }
 
-// CellsWith is every cell where runsOf finds runs of some mode: the cells
-// of a section that speaks for only some runs (attributed, traced).
-func (rep *Report) CellsWith(runsOf func(*Group) []*record.Run) []CellRuns {
+// CellsWith is every cell of rep where runsOf finds runs of some mode: the
+// cells of a section that speaks for only some runs (attributed, traced).
+func CellsWith(rep *report.Report, runsOf func(*report.Group) []*record.Run) []CellRuns {
 	var out []CellRuns
-	for _, c := range rep.cells() {
+	for _, c := range rep.Cells() {
 		wc := CellRuns{Cell: c, Runs: map[string][]*record.Run{}}
 		backed := map[string]bool{}
 		for _, mode := range rep.Meta.Modes {
-			g := rep.group(c.Section, c.Level, mode)
+			g := rep.Group(c.Section, c.Level, mode)
 			if rs := runsOf(g); len(rs) > 0 {
 				wc.Modes = append(wc.Modes, mode)
 				wc.Runs[mode] = rs
@@ -43,7 +40,7 @@ func (rep *Report) CellsWith(runsOf func(*Group) []*record.Run) []CellRuns {
 		if len(wc.Modes) == 0 {
 			continue
 		}
-		wc.Pairs = Pairs(wc.Modes, rep.baseline(), func(m string) bool { return backed[m] })
+		wc.Pairs = report.Pairs(wc.Modes, rep.Baseline(), func(m string) bool { return backed[m] })
 		out = append(out, wc)
 	}
 	return out
@@ -97,21 +94,21 @@ func PairedDifference(d, a []*record.Run, value func(*record.Run) (float64, erro
 }
 
 // MedianOf is a figure's median over runs, with its interval.
-func MedianOf(runs []*record.Run, value func(*record.Run) (float64, error)) (Stat, error) {
+func MedianOf(runs []*record.Run, value func(*record.Run) (float64, error)) (report.Stat, error) {
 	var vals []float64
 	var ids []string
 	for _, r := range runs {
 		v, err := value(r)
 		if err != nil {
-			return Stat{}, err
+			return report.Stat{}, err
 		}
 		vals, ids = append(vals, v), append(ids, r.ID)
 	}
-	return statOfValues(vals, ids), nil
+	return report.StatOf(vals, ids), nil
 }
 
 // FmtDifference prints a mean difference with its interval, signed.
-func FmtDifference(e paired.Difference, u Unit) string {
+func FmtDifference(e paired.Difference, u report.Unit) string {
 	f := func(v float64) string { return Signed(v, u) }
 	if zero := u.Format(0); f(e.Lo) == zero && f(e.Hi) == zero {
 		return zero
@@ -124,7 +121,7 @@ func FmtDifference(e paired.Difference, u Unit) string {
 
 // Signed prints a value of the unit with its sign, a true minus; none on
 // what prints as zero.
-func Signed(v float64, u Unit) string {
+func Signed(v float64, u report.Unit) string {
 	s := u.Format(math.Abs(v))
 	switch {
 	case s == u.Format(0):
@@ -139,43 +136,42 @@ func Signed(v float64, u Unit) string {
 // both: each design's runs with it on against its runs with it off in the
 // same block, on the metrics every pair is compared on, under title with
 // the paragraph text.
-func (rep *Report) OnOffCost(factor, title, text string) ([]block, error) {
+func OnOffCost(rep *report.Report, factor, title, text string) ([]report.Piece, error) {
 	vals := rep.Meta.Factors.Values(factor)
 	if !slices.Contains(vals, "off") || !slices.Contains(vals, "on") {
 		return nil, nil
 	}
-	metrics := Compared()
-	header := []string{"group", "design"}
+	metrics := report.Compared()
+	t := report.Rows{Header: []string{"group", "design"}}
 	for _, m := range metrics {
-		header = append(header, m.Label+": on vs off")
+		t.Header = append(t.Header, m.Label+": on vs off")
 	}
-	t := table{header: header}
-	for _, c := range rep.cells() {
+	for _, c := range rep.Cells() {
 		if c.Factors.Get(factor) != "on" {
 			continue
 		}
-		off := Cell{Section: c.Section, Level: c.Level}
+		off := report.Cell{Section: c.Section, Level: c.Level}
 		off.Factors = c.Factors.With(factor, "off")
 		for _, mode := range rep.Meta.Modes {
-			on, plain := rep.group(c.Section, c.Level, mode), rep.group(off.Section, off.Level, mode)
+			on, plain := rep.Group(c.Section, c.Level, mode), rep.Group(off.Section, off.Level, mode)
 			if on == nil || plain == nil {
 				continue
 			}
-			row := []string{rep.cellNameWithout(off, factor), mode}
+			row := []string{cellNameWithout(rep, off, factor), mode}
 			for _, m := range metrics {
-				dv, av, err := blockValues(on, plain, m)
+				dv, av, err := report.BlockValues(on, plain, m)
 				if err != nil {
 					return nil, err
 				}
 				row = append(row, fmtRatioEffect(dv, av))
 			}
-			t.rows = append(t.rows, row)
+			t.Rows = append(t.Rows, row)
 		}
 	}
-	if len(t.rows) == 0 {
+	if len(t.Rows) == 0 {
 		return nil, nil
 	}
-	return []block{heading{3, title}, para(text), t}, nil
+	return []report.Piece{report.Heading(3, title), report.Para(text), t.Piece()}, nil
 }
 
 // fmtRatioEffect is the geometric mean ratio of paired values with its
@@ -192,23 +188,23 @@ func fmtRatioEffect(dv, av []float64) string {
 	if err != nil {
 		return "— (" + err.Error() + ")"
 	}
-	f := func(x float64) string { return Signed(100*(x-1), UnitPercent) }
+	f := func(x float64) string { return Signed(100*(x-1), report.UnitPercent) }
 	if math.IsInf(e.Hi, 1) {
 		return f(e.GeoMean) + " [no interval: one block]"
 	}
 	return fmt.Sprintf("%s [%s, %s] (%d blocks)", f(e.GeoMean), f(e.Lo), f(e.Hi), e.N)
 }
 
-// cellNameWithout is cellName without one factor: the name of the cells
-// that differ only in it.
-func (rep *Report) cellNameWithout(c Cell, factor string) string {
+// cellNameWithout is the report's name of a cell without one factor: the
+// name of the cells that differ only in it.
+func cellNameWithout(rep *report.Report, c report.Cell, factor string) string {
 	parts := []string{c.Workload, c.Driver}
 	for _, f := range plan.Factors {
 		if f.Name != factor && len(rep.Meta.Factors.Values(f.Name)) > 1 {
 			parts = append(parts, f.Label+" "+c.Factors.Get(f.Name))
 		}
 	}
-	return strings.Join(append(parts, rep.levelName(c.Level)), " · ")
+	return strings.Join(append(parts, rep.LevelName(c.Level)), " · ")
 }
 
 // CategoryColors tell ten categories apart (Tableau 10); plotutil's

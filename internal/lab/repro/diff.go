@@ -1,31 +1,32 @@
-package report
+package repro
 
 import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/report"
 )
 
-// reproTolerance is how far apart two runs' medians may be and still count as
+// tolerance is how far apart two runs' medians may be and still count as
 // the same result: the bar the project sets for the comparison's
 // reproducibility.
-const reproTolerance = 0.10
+const tolerance = 0.10
 
 // Diff compares the medians of two results directories ("OLD,NEW"), group by
 // group, on every metric the catalogue marks for -diff, and prints a
 // Markdown table with a verdict per row, judged on calls/s. A group with a
 // load-bound run in either directory is shown but marked: its figures
-// measured the load generator, so they need not agree.
+// measured the load generator, so they need not agree. It prints nothing
+// when it fails.
 func Diff(arg string, out io.Writer) error {
 	oldDir, newDir, ok := strings.Cut(arg, ",")
 	if !ok || oldDir == "" || newDir == "" {
 		return fmt.Errorf("-diff %q: want OLD,NEW (two results directories)", arg)
 	}
-	load := func(dir string) ([]*Group, error) {
+	load := func(dir string) ([]*report.Group, error) {
 		folder, err := record.Open(dir)
 		if err != nil {
 			return nil, err
@@ -37,7 +38,7 @@ func Diff(arg string, out io.Writer) error {
 		if len(runs) == 0 {
 			return nil, fmt.Errorf("%s: %w", dir, record.ErrNoRuns)
 		}
-		return Aggregate(runs)
+		return report.Aggregate(runs)
 	}
 	olds, err := load(oldDir)
 	if err != nil {
@@ -47,39 +48,35 @@ func Diff(arg string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	byKey := map[string]*Group{}
+	byKey := map[string]*report.Group{}
 	for _, g := range olds {
-		byKey[g.key()] = g
+		byKey[g.Key()] = g
 	}
-	var compared []*Metric
-	for _, m := range Catalogue {
+	var compared []*report.Metric
+	for _, m := range report.Catalogue {
 		if m.Diff != "" {
 			compared = append(compared, m)
 		}
 	}
-	fmt.Fprintf(out, "Reproducibility: %s (old) vs %s (new); medians over each directory's repetitions; within %.0f%% counts as reproduced.\n\n",
-		oldDir, newDir, reproTolerance*100)
 	header := []string{"workload", "driver", "factors", "level", "mode"}
 	for _, m := range compared {
 		header = append(header, m.Diff+" old → new", "Δ")
 	}
 	header = append(header, "load-bound (old, new)", "verdict")
-	fmt.Fprint(out, mdRow(header))
-	fmt.Fprint(out, mdRow(slices.Repeat([]string{"---"}, len(header))))
-	var n, reproduced, unsaturated, unsatReproduced int
+	var rows [][]string
+	var reproduced, unsaturated, unsatReproduced int
 	for _, g := range news {
-		o := byKey[g.key()]
+		o := byKey[g.Key()]
 		if o == nil {
 			continue
 		}
 		row := []string{g.Workload, g.Driver, g.Factors.String(), fmt.Sprintf("%d %s", g.Level, groupUnit(g)), g.Mode}
 		for _, m := range compared {
-			a, b := o.fig(m).Median, g.fig(m).Median
+			a, b := o.Fig(m).Median, g.Fig(m).Median
 			row = append(row, m.Unit.Format(a)+" → "+m.Unit.Format(b), fmt.Sprintf("%+.1f%%", relDiff(a, b)*100))
 		}
 		oSat, nSat := o.Classes[record.ClassLoadBound], g.Classes[record.ClassLoadBound]
-		same := math.Abs(relDiff(o.fig(mCallsPerSec).Median, g.fig(mCallsPerSec).Median)) <= reproTolerance
-		n++
+		same := math.Abs(relDiff(o.Fig(report.CallsPerSec).Median, g.Fig(report.CallsPerSec).Median)) <= tolerance
 		verdict := "NOT reproduced"
 		if same {
 			reproduced++
@@ -93,21 +90,23 @@ func Diff(arg string, out io.Writer) error {
 				unsatReproduced++
 			}
 		}
-		row = append(row, fmt.Sprintf("%d/%d, %d/%d", oSat, len(o.Runs), nSat, len(g.Runs)), verdict)
-		fmt.Fprint(out, mdRow(row))
+		rows = append(rows, append(row, fmt.Sprintf("%d/%d, %d/%d", oSat, len(o.Runs), nSat, len(g.Runs)), verdict))
 	}
-	if n == 0 {
+	if len(rows) == 0 {
 		return fmt.Errorf("%s and %s have no workload × driver × factors × level × mode in common", oldDir, newDir)
 	}
-	fmt.Fprintf(out, "\ncalls/s medians within %.0f%%: %d of %d groups; of the %d groups load-bound in neither directory, %d.\n",
-		reproTolerance*100, reproduced, n, unsaturated, unsatReproduced)
+	intro := fmt.Sprintf("Reproducibility: %s (old) vs %s (new); medians over each directory's repetitions; within %.0f%% counts as reproduced.",
+		oldDir, newDir, tolerance*100)
+	fmt.Fprint(out, report.RenderMarkdown([]report.Piece{report.Para(intro), report.Table(header, rows)}))
+	fmt.Fprintf(out, "calls/s medians within %.0f%%: %d of %d groups; of the %d groups load-bound in neither directory, %d.\n",
+		tolerance*100, reproduced, len(rows), unsaturated, unsatReproduced)
 	return nil
 }
 
 // groupUnit names what a group's level counts: callers (closed model) or
 // calls/s (open model).
-func groupUnit(g *Group) string {
-	if len(g.records) > 0 && g.records[0].Model == "open" {
+func groupUnit(g *report.Group) string {
+	if rs := g.Records(); len(rs) > 0 && rs[0].Model == "open" {
 		return "calls/s"
 	}
 	return "callers"
