@@ -191,14 +191,14 @@ func NewCapacity(o run.Options, co CapacityOptions, set func(name string) bool, 
 // and refinement for every design, and each block's overload phase. The
 // validity gate's reruns come on top.
 func CapacityEstimate(cfg run.Config, cc Capacity) time.Duration {
-	run := cfg.Warmup + cfg.Duration + capacityRunOverhead
+	one := cfg.Warmup + cfg.Duration + capacityRunOverhead
 	steps := len(cc.Steps) + len(cc.Rates)
 	wl := len(cfg.Workloads)
-	total := time.Duration(wl) * run // the probes
+	total := time.Duration(wl) * one // the probes
 	if cc.FloorMultiple > 0 {
-		total += time.Duration(wl) * run // the floors
+		total += time.Duration(wl) * one // the floors
 	}
-	total += time.Duration(cfg.Reps*wl*len(cfg.Drivers)*len(cfg.Modes)*(steps+cc.Refine)) * run
+	total += time.Duration(cfg.Reps*wl*len(cfg.Drivers)*len(cfg.Modes)*(steps+cc.Refine)) * one
 	if cc.OverloadFor > 0 {
 		var n int
 		for _, name := range cc.Policies {
