@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/capacity/runner"
 	"github.com/locklab/locklab/internal/lab/pack"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/render"
@@ -73,11 +74,11 @@ func main() {
 // report rebuilt, two results directories compared or one packed.
 type command struct {
 	cfg      run.Config
-	capacity *run.Capacity // the capacity engine, when a study's plan asks for it
-	study    *studyRun     // -study NAME: a row of the catalogue (study.go)
-	rerender string        // a results directory whose report is rebuilt from its runs/ files
-	diff     string        // "OLD,NEW": two results directories whose medians are compared
-	pack     string        // a finished results directory whose runs/ is packed into runs.tar.gz
+	capacity *runner.Capacity // the capacity engine, when a study's plan asks for it
+	study    *studyRun        // -study NAME: a row of the catalogue (study.go)
+	rerender string           // a results directory whose report is rebuilt from its runs/ files
+	diff     string           // "OLD,NEW": two results directories whose medians are compared
+	pack     string           // a finished results directory whose runs/ is packed into runs.tar.gz
 }
 
 func (c command) run(ctx context.Context, out, warn io.Writer) error {
@@ -93,7 +94,7 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 	case c.study != nil:
 		return c.study.run(ctx, out, warn)
 	case c.capacity != nil:
-		return run.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
+		return runner.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
 	}
 	return run.Compare(ctx, c.cfg, out, warn)
 }
@@ -141,7 +142,7 @@ func parseFlagsAs(args []string, stderr io.Writer, engine study.Engine) (command
 		factors[f.Name] = fs.String(f.Name, f.Default, "factor: "+f.Usage)
 	}
 	duetDefaults := duetFlags(fs, &o)
-	capOpts := run.CapacityFlags(fs)
+	capOpts := runner.CapacityFlags(fs)
 	fs.BoolVar(&o.Pin, "pin", true, "pin the server and the driver to disjoint CPU sets (needs 2 CPUs)")
 	fs.StringVar(&o.DriverCPUs, "driver-cpus", "", "CPUs of the driver in taskset's syntax, e.g. 1 or 4-7,12 (default: the CPUs each run's server does not have)")
 	fs.BoolVar(&o.ShareCPUs, "share-cpus", false, "where a run's -server-cpus leave the driver no CPU of its own, run the driver on the server's CPUs "+
@@ -181,8 +182,8 @@ func parseFlagsAs(args []string, stderr io.Writer, engine study.Engine) (command
 	case given["study"]:
 		c.study, err = newStudyRun(capOpts.Study, args, engine)
 	case engine == study.Capacity:
-		var cc run.Capacity
-		c.cfg, cc, err = run.NewCapacity(o, *capOpts, func(name string) bool { return given[name] }, runtime.NumCPU())
+		var cc runner.Capacity
+		c.cfg, cc, err = runner.NewCapacity(o, *capOpts, func(name string) bool { return given[name] }, runtime.NumCPU())
 		c.capacity = &cc
 	default:
 		c.cfg, err = run.NewConfig(o, runtime.NumCPU())

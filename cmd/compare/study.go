@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/capacity/runner"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/replicas"
@@ -192,7 +193,7 @@ func (s *studyRun) run(ctx context.Context, out, warn io.Writer) error {
 		fmt.Fprintf(out, "study %s: plan %d of %d → %s\n", s.row.Name, i+1, len(s.plans), c.cfg.Out)
 		var err error
 		if c.capacity != nil {
-			err = run.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
+			err = runner.RunCapacity(ctx, c.cfg, *c.capacity, out, warn)
 		} else {
 			err = run.Compare(ctx, c.cfg, out, warn)
 		}
@@ -265,7 +266,7 @@ func estimate(s study.Study) (took time.Duration, known bool, err error) {
 // planEstimate is the runner's estimate of one parsed plan.
 func planEstimate(c command) time.Duration {
 	if c.capacity != nil {
-		return run.CapacityEstimate(c.cfg, *c.capacity)
+		return runner.CapacityEstimate(c.cfg, *c.capacity)
 	}
 	if c.cfg.AllModes {
 		c.cfg.Modes = serverCatalog().Names() // as Compare does

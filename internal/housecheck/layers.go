@@ -84,6 +84,25 @@ var SliceKits = []Shared{
 // added or removed changes its slice and render's list, not them.
 var Common = []string{Lab + "/plan", Lab + "/record", Lab + "/report"}
 
+// Runner is the lab's package that starts processes on the machine: the
+// server, the drivers, the CPU sampling.
+const Runner = Lab + "/run"
+
+// RunnerFree are packages of Lab that must not link the runner (Runner),
+// directly or through another package, each with its reason: a results
+// folder is enough to rebuild every report, so what reads one starts no
+// process.
+var RunnerFree = []Shared{
+	{
+		Path: Lab + "/render",
+		Why:  "the one list of the report's parts and kinds: -rerender and -pack build every report from a folder through it",
+	},
+	{
+		Path: Lab + "/capacity",
+		Why:  "the capacity study's record and report, which render lists: its engine, which drives the runner, is the sub-package capacity/runner",
+	},
+}
+
 // ServerCode are the server's packages (each with the packages under it):
 // the server and its command's code, and the bank over a database.
 var ServerCode = []string{"server", "workload/dbbank"}
@@ -99,7 +118,7 @@ var ServerInternal = []Shared{
 	},
 }
 
-// Layers checks the module's import graph. Four rules hold:
+// Layers checks the module's import graph. Five rules hold:
 //
 //   - A public package (a library outside internal/) imports no internal
 //     package but its own (under its own tree, server/internal/... for
@@ -112,6 +131,8 @@ var ServerInternal = []Shared{
 //     any chain of imports.
 //   - A package Common names reaches no package of Slices or SliceKits,
 //     through any chain of imports.
+//   - A package RunnerFree names reaches no Runner, through any chain of
+//     imports.
 //
 // Commands may import anything; tests are not counted.
 func Layers(pkgs []Package) []Problem {
@@ -126,6 +147,11 @@ func Layers(pkgs []Package) []Problem {
 			out = append(out, Problem{Path: display(c), Why: "imports a feature's slice: " + strings.Join(chain, " -> ")})
 		} else if chain := reach(pkgs, c, isSliceKit); chain != nil {
 			out = append(out, Problem{Path: display(c), Why: "imports what only slices share: " + strings.Join(chain, " -> ")})
+		}
+	}
+	for _, rf := range RunnerFree {
+		if chain := reach(pkgs, rf.Path, func(p string) bool { return p == Runner }); chain != nil {
+			out = append(out, Problem{Path: display(rf.Path), Why: "links the runner: " + strings.Join(chain, " -> ")})
 		}
 	}
 	for _, p := range pkgs {

@@ -123,6 +123,35 @@ func TestSliceKitsHoldTheirReasons(t *testing.T) {
 	}
 }
 
+// TestLayersCatchTheRunnerInAReader is the control of the fifth rule: a
+// reader of results folders reaching the runner, directly or through
+// another package, is named with the chain; the capacity study's engine
+// importing both the runner and the slice is not.
+func TestLayersCatchTheRunnerInAReader(t *testing.T) {
+	require.NotEmpty(t, RunnerFree)
+	reader := RunnerFree[len(RunnerFree)-1].Path
+	clean := []Package{
+		{Path: reader, Imports: []string{Lab + "/report"}},
+		{Path: reader + "/runner", Imports: []string{reader, Runner}},
+		{Path: Runner, Imports: []string{Lab + "/render"}},
+		{Path: Lab + "/report", Imports: []string{Lab + "/record"}},
+	}
+	assert.Empty(t, Layers(clean))
+	direct := append(slices.Clone(clean), Package{Path: reader, Imports: []string{Lab + "/report", Runner}})
+	direct = slices.Delete(direct, 0, 1)
+	assert.Equal(t, []Problem{{Path: "package " + reader, Why: "links the runner: " + reader + " -> " + Runner}}, Layers(direct))
+	through := append(slices.Clone(clean), Package{Path: Lab + "/record", Imports: []string{Runner}})
+	assert.Equal(t, []Problem{{Path: "package " + reader, Why: "links the runner: " + reader + " -> " + Lab + "/report -> " + Lab + "/record -> " + Runner}}, Layers(through))
+}
+
+func TestRunnerFreeHoldTheirReasons(t *testing.T) {
+	for _, s := range RunnerFree {
+		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)
+		assert.NotEmpty(t, s.Why, s.Path)
+		assert.NotEqual(t, Runner, s.Path)
+	}
+}
+
 func TestSlicesHoldTheirReasons(t *testing.T) {
 	for _, s := range Slices {
 		assert.True(t, under(s.Path, Lab), "%s is not in %s", s.Path, Lab)

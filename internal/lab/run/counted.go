@@ -188,6 +188,6 @@ type countedProcs struct {
 	d Driver
 }
 
-func (p countedProcs) drive(ctx context.Context, cfg Config, _ Driver, job Job, serverPID int) (*summary.Summary, driverRun, error) {
+func (p countedProcs) drive(ctx context.Context, cfg Config, _ Driver, job Job, serverPID int) (*summary.Summary, DriverRun, error) {
 	return p.procs.drive(ctx, cfg, p.d, job, serverPID)
 }

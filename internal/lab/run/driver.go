@@ -87,9 +87,9 @@ type Job struct {
 	Timeline time.Duration
 }
 
-// driverRun is what the runner records of one driver process: its exit
+// DriverRun is what the runner records of one driver process: its exit
 // code, and both processes' CPU use over the driver's measured window.
-type driverRun struct {
+type DriverRun struct {
 	ExitCode int
 	Driver   record.ProcUsage
 	Server   record.ProcUsage
@@ -114,15 +114,15 @@ const cpuSampleEvery = 50 * time.Millisecond
 // (a second for a thousand connections) is not counted as load. ctx
 // cancellation stops the driver with SIGINT, which k6 and cmd/load treat as
 // an early end.
-func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, driverRun, error) {
+func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, DriverRun, error) {
 	argv, env, err := d.Command(cfg, job)
 	if err != nil {
-		return nil, driverRun{}, err
+		return nil, DriverRun{}, err
 	}
 	argv = pinned(job.Place.Driver, argv)
 	log, err := os.Create(job.Log)
 	if err != nil {
-		return nil, driverRun{}, err
+		return nil, DriverRun{}, err
 	}
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -132,7 +132,7 @@ func runDriver(ctx context.Context, cfg Config, d Driver, job Job, serverPID int
 	cmd.WaitDelay = 30 * time.Second
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		return nil, driverRun{}, fmt.Errorf("%s: %w", d.Name(), err)
+		return nil, DriverRun{}, fmt.Errorf("%s: %w", d.Name(), err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }() // joined below
@@ -180,12 +180,12 @@ loop:
 	sample(driverTotal) // the exact total at exit
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
-		return nil, driverRun{}, fmt.Errorf("%s: %w", d.Name(), err)
+		return nil, DriverRun{}, fmt.Errorf("%s: %w", d.Name(), err)
 	}
 	if ctx.Err() != nil {
-		return nil, driverRun{}, ctx.Err()
+		return nil, DriverRun{}, ctx.Err()
 	}
-	run := driverRun{ExitCode: ps.ExitCode()}
+	run := DriverRun{ExitCode: ps.ExitCode()}
 	res, err := d.Result(cfg, job)
 	if err != nil {
 		return nil, run, fmt.Errorf("%s exited %d and left no result (see %s): %w", d.Name(), run.ExitCode, filepath.Base(job.Log), err)

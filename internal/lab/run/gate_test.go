@@ -46,7 +46,7 @@ type gateProcs struct {
 	n       int
 }
 
-func (p *gateProcs) drive(ctx context.Context, cfg Config, d Driver, job Job, pid int) (*summary.Summary, driverRun, error) {
+func (p *gateProcs) drive(ctx context.Context, cfg Config, d Driver, job Job, pid int) (*summary.Summary, DriverRun, error) {
 	res, run, err := p.fakeProcs.drive(ctx, cfg, d, job, pid)
 	if err != nil || job.Warmup {
 		return res, run, err

@@ -147,7 +147,7 @@ type recordingProcs struct {
 	drivers []Driver
 }
 
-func (p *recordingProcs) drive(ctx context.Context, cfg Config, d Driver, job Job, pid int) (*summary.Summary, driverRun, error) {
+func (p *recordingProcs) drive(ctx context.Context, cfg Config, d Driver, job Job, pid int) (*summary.Summary, DriverRun, error) {
 	p.drivers = append(p.drivers, d)
 	return p.fakeProcs.drive(ctx, cfg, d, job, pid)
 }

@@ -84,7 +84,7 @@ func (p *netProcs) startServer(_ Config, _ string, args []string, cpus []int, _ 
 	return fakeServer{srv, lis}, nil
 }
 
-func (p *netProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) (*summary.Summary, driverRun, error) {
+func (p *netProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) (*summary.Summary, DriverRun, error) {
 	ds := p.designs[p.mode]
 	n := mva.Network{Think: netThink, CPUs: p.cpus, CPU: ds.cpu.At(p.work), Serial: ds.serial.At(p.work)}
 	if p.cpus == 2 {
@@ -92,7 +92,7 @@ func (p *netProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) 
 	}
 	x, err := n.Throughput(job.Spec.Level)
 	if err != nil {
-		return nil, driverRun{}, err
+		return nil, DriverRun{}, err
 	}
 	secs := job.Duration.Seconds()
 	calls := int64(x * secs)
@@ -106,7 +106,7 @@ func (p *netProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) 
 	}
 	res := &summary.Summary{Schema: summary.Schema, Driver: d.Name(), Model: "closed", Callers: job.Spec.Level, DurationS: secs,
 		Calls: calls, CallsPerS: float64(calls) / secs, OK: calls, AckedIncrementDelta: calls}
-	return res, driverRun{
+	return res, DriverRun{
 		Driver: record.ProcUsage{CPUs: job.Place.Driver, CPUSeconds: 0.2 * secs, WallSeconds: secs},
 		Server: record.ProcUsage{CPUs: job.Place.Server, CPUSeconds: n.CPU * float64(calls), WallSeconds: secs},
 	}, nil

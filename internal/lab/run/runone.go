@@ -24,7 +24,7 @@ type procs interface {
 	// startServer starts the server binary bin (the run's Go runtime's:
 	// Config.serverFor).
 	startServer(cfg Config, bin string, args []string, cpus []int, logPath string) (server, error)
-	drive(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, driverRun, error)
+	drive(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, DriverRun, error)
 }
 
 // server is a running locklab server; its owner must stop it.
@@ -41,7 +41,7 @@ func (processes) startServer(cfg Config, bin string, args []string, cpus []int, 
 	return startServer(bin, args, cpus, cfg.gomaxprocs(cpus), logPath)
 }
 
-func (processes) drive(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, driverRun, error) {
+func (processes) drive(ctx context.Context, cfg Config, d Driver, job Job, serverPID int) (*summary.Summary, DriverRun, error) {
 	return runDriver(ctx, cfg, d, job, serverPID)
 }
 

@@ -78,7 +78,7 @@ func (p *fakeProcs) startServer(_ Config, bin string, args []string, _ []int, _ 
 	return fakeServer{srv, lis}, nil
 }
 
-func (p *fakeProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) (*summary.Summary, driverRun, error) {
+func (p *fakeProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) (*summary.Summary, DriverRun, error) {
 	p.jobs = append(p.jobs, job)
 	if !job.Warmup {
 		p.admin.mu.Lock()
@@ -87,7 +87,7 @@ func (p *fakeProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int)
 	}
 	res := &summary.Summary{Schema: summary.Schema, Driver: d.Name(), Model: "closed", DurationS: job.Duration.Seconds(),
 		Calls: p.acked, CallsPerS: float64(p.acked) / job.Duration.Seconds(), OK: p.acked, AckedIncrementDelta: p.acked}
-	return res, driverRun{
+	return res, DriverRun{
 		Driver: record.ProcUsage{CPUs: job.Place.Driver, CPUSeconds: 0.2, WallSeconds: 1},
 		Server: record.ProcUsage{CPUs: job.Place.Server, CPUSeconds: 0.95, WallSeconds: 1},
 	}, nil

@@ -1,4 +1,4 @@
-package run
+package runner
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
+	"github.com/locklab/locklab/internal/lab/run"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
 )
@@ -98,59 +99,59 @@ type Capacity struct {
 // NewCapacity checks the flags of a capacity study. set says which flags
 // were given: those not given take the study's defaults, not the
 // comparison's.
-func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numCPU int) (Config, Capacity, error) {
+func NewCapacity(o run.Options, co CapacityOptions, set func(name string) bool, numCPU int) (run.Config, Capacity, error) {
 	var cc Capacity
 	var err error
 	switch {
 	case set("slo") && set("floor-multiple"):
-		return Config{}, cc, errors.New("-slo and -floor-multiple: give one (an objective, or the multiple of the floor that sets it)")
+		return run.Config{}, cc, errors.New("-slo and -floor-multiple: give one (an objective, or the multiple of the floor that sets it)")
 	case set("slo"):
 		if cc.SLO, err = capacity.ParseSLO(co.SLO); err != nil {
-			return Config{}, cc, err
+			return run.Config{}, cc, err
 		}
 	case !(co.Floor > 1 && co.Floor <= 100):
-		return Config{}, cc, fmt.Errorf("-floor-multiple %v: want a multiple of the floor in (1, 100]", co.Floor)
+		return run.Config{}, cc, fmt.Errorf("-floor-multiple %v: want a multiple of the floor in (1, 100]", co.Floor)
 	default:
 		cc.FloorMultiple = co.Floor
 	}
 	if set("rates") {
 		if set("steps") {
-			return Config{}, cc, errors.New("-rates and -steps: give one ladder (calls/s, or percent of the ceiling)")
+			return run.Config{}, cc, errors.New("-rates and -steps: give one ladder (calls/s, or percent of the ceiling)")
 		}
 		if cc.Rates, err = capacity.ParseRates(o.Rates, "-rates"); err != nil {
-			return Config{}, cc, err
+			return run.Config{}, cc, err
 		}
 	} else if cc.Steps, err = capacity.ParseSteps(co.Steps, "-steps"); err != nil {
-		return Config{}, cc, err
+		return run.Config{}, cc, err
 	}
 	if set("model") && o.Model != "open" {
-		return Config{}, cc, fmt.Errorf("-study capacity runs the open model; -model %s does not apply", o.Model)
+		return run.Config{}, cc, fmt.Errorf("-study capacity runs the open model; -model %s does not apply", o.Model)
 	}
 	if set("vus") || set("ladder") || set("h2load-vus") {
-		return Config{}, cc, errors.New("-study capacity offers rates, not callers: -vus, -ladder and -h2load-vus do not apply (-probe-callers sizes the probe)")
+		return run.Config{}, cc, errors.New("-study capacity offers rates, not callers: -vus, -ladder and -h2load-vus do not apply (-probe-callers sizes the probe)")
 	}
 	switch {
 	case co.Refine < 0 || co.Refine > 10:
-		return Config{}, cc, fmt.Errorf("-refine %d: want 0..10", co.Refine)
+		return run.Config{}, cc, fmt.Errorf("-refine %d: want 0..10", co.Refine)
 	case co.ProbeCallers < 1 || co.ProbeCallers > 5000:
-		return Config{}, cc, fmt.Errorf("-probe-callers %d: want 1..5000", co.ProbeCallers)
+		return run.Config{}, cc, fmt.Errorf("-probe-callers %d: want 1..5000", co.ProbeCallers)
 	case !(co.Overload > 1 && co.Overload <= 10):
-		return Config{}, cc, fmt.Errorf("-overload %v: want a multiple of capacity in (1, 10]", co.Overload)
+		return run.Config{}, cc, fmt.Errorf("-overload %v: want a multiple of capacity in (1, 10]", co.Overload)
 	case !(co.Recover > 0 && co.Recover < 1):
-		return Config{}, cc, fmt.Errorf("-recover %v: want a multiple of capacity in (0, 1)", co.Recover)
+		return run.Config{}, cc, fmt.Errorf("-recover %v: want a multiple of capacity in (0, 1)", co.Recover)
 	case co.OverloadFor < 0 || (co.OverloadFor > 0 && co.OverloadFor < 500*time.Millisecond):
-		return Config{}, cc, fmt.Errorf("-overload-for %v: want 0 (none) or at least 500ms", co.OverloadFor)
+		return run.Config{}, cc, fmt.Errorf("-overload-for %v: want 0 (none) or at least 500ms", co.OverloadFor)
 	case co.OverloadFor > 0 && co.RecoverFor < 500*time.Millisecond:
-		return Config{}, cc, fmt.Errorf("-recover-for %v: want at least 500ms", co.RecoverFor)
+		return run.Config{}, cc, fmt.Errorf("-recover-for %v: want at least 500ms", co.RecoverFor)
 	}
 	cc.Refine, cc.ProbeCallers, cc.Overload, cc.Recover = co.Refine, co.ProbeCallers, co.Overload, co.Recover
 	cc.OverloadFor, cc.RecoverFor = co.OverloadFor, co.RecoverFor
 	if cc.Policies, err = plan.ParseList(co.Policies, "-policies"); err != nil {
-		return Config{}, cc, err
+		return run.Config{}, cc, err
 	}
 	for _, p := range cc.Policies {
 		if _, ok := capacity.LookupPolicy(p); !ok {
-			return Config{}, cc, fmt.Errorf("-policies: unknown policy %q; policies: %s", p, strings.Join(capacity.PolicyNames(), ", "))
+			return run.Config{}, cc, fmt.Errorf("-policies: unknown policy %q; policies: %s", p, strings.Join(capacity.PolicyNames(), ", "))
 		}
 	}
 	defaults := map[string]func(){
@@ -168,15 +169,15 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 	}
 	// The probe is a closed-model run; NewConfig checks the rest.
 	o.Model, o.Rates, o.Ladder, o.VUs, o.H2loadVUs = "closed", "", false, fmt.Sprint(cc.ProbeCallers), "1"
-	cfg, err := NewConfig(o, numCPU)
+	cfg, err := run.NewConfig(o, numCPU)
 	if err != nil {
-		return Config{}, cc, err
+		return run.Config{}, cc, err
 	}
 	if slices.Contains(cfg.Drivers, "h2load") {
-		return Config{}, cc, errors.New("-driver h2load cannot hold a rate (it runs the closed model only): the capacity study needs the go or k6 driver")
+		return run.Config{}, cc, errors.New("-driver h2load cannot hold a rate (it runs the closed model only): the capacity study needs the go or k6 driver")
 	}
 	if cfg.MaxVUs < 1 || cfg.MaxVUs > 5000 {
-		return Config{}, cc, fmt.Errorf("-max-vus %d: want 1..5000", cfg.MaxVUs)
+		return run.Config{}, cc, fmt.Errorf("-max-vus %d: want 1..5000", cfg.MaxVUs)
 	}
 	cfg.Model = "open"
 	// The A/A control is the comparison's: the ladder and its knees pair
@@ -189,15 +190,15 @@ func NewCapacity(o Options, co CapacityOptions, set func(name string) bool, numC
 // runs and their durations: the probe and the floor, each block's ladder
 // and refinement for every design, and each block's overload phase. The
 // validity gate's reruns come on top.
-func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
-	run := cfg.Warmup + cfg.Duration + capacityRunOverhead
+func CapacityEstimate(cfg run.Config, cc Capacity) time.Duration {
+	one := cfg.Warmup + cfg.Duration + capacityRunOverhead
 	steps := len(cc.Steps) + len(cc.Rates)
 	wl := len(cfg.Workloads)
-	total := time.Duration(wl) * run // the probes
+	total := time.Duration(wl) * one // the probes
 	if cc.FloorMultiple > 0 {
-		total += time.Duration(wl) * run // the floors
+		total += time.Duration(wl) * one // the floors
 	}
-	total += time.Duration(cfg.Reps*wl*len(cfg.Drivers)*len(cfg.Modes)*(steps+cc.Refine)) * run
+	total += time.Duration(cfg.Reps*wl*len(cfg.Drivers)*len(cfg.Modes)*(steps+cc.Refine)) * one
 	if cc.OverloadFor > 0 {
 		var n int
 		for _, name := range cc.Policies {
@@ -215,8 +216,8 @@ func CapacityEstimate(cfg Config, cc Capacity) time.Duration {
 
 // RunCapacity runs the capacity study and writes its results directory:
 // every run's record, capacity.json, meta.json and the report.
-func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writer) error {
-	cfg, cat, err := prepare(cfg)
+func RunCapacity(ctx context.Context, cfg run.Config, cc Capacity, out, warn io.Writer) error {
+	cfg, cat, err := run.Prepare(cfg)
 	if err != nil {
 		return err
 	}
@@ -235,12 +236,12 @@ func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writ
 	if err := os.MkdirAll(filepath.Join(cfg.Out, "runs"), 0o755); err != nil {
 		return err
 	}
-	release, err := labLock(ctx, lockPath(), out)
+	release, err := run.Lock(ctx, out)
 	if err != nil {
 		return err
 	}
 	defer release()
-	meta := newMeta(cfg, plan.NACells(cfg.Config, cat))
+	meta := run.NewMeta(cfg, plan.NACells(cfg.Config, cat))
 	meta.Model, meta.Levels, meta.H2loadLevels, meta.MaxVUsOpen = "open", nil, nil, cfg.MaxVUs
 	if err := record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
 		return err
@@ -251,8 +252,8 @@ func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writ
 	for _, na := range meta.NA {
 		fmt.Fprintf(out, "n/a: %s × %s: %s\n", na.Workload, na.Mode, na.Reason)
 	}
-	checkQuiet(ctx, cfg, meta.Gate, out, warn)
-	s := &study{cfg: cfg, cc: cc, p: processes{}, runsDir: filepath.Join(cfg.Out, "runs"), out: out, na: meta.NA}
+	run.CheckQuiet(ctx, cfg, meta.Gate, out, warn)
+	s := &study{cfg: cfg, cc: cc, p: run.Machine(), runsDir: filepath.Join(cfg.Out, "runs"), out: out, na: meta.NA}
 	s.objectiveSet = func() error {
 		meta.Objective, meta.ObjectiveFrom = s.rec.SLO, objectiveFrom(s.cc)
 		return record.WriteJSON(filepath.Join(cfg.Out, "meta.json"), meta)
@@ -279,16 +280,16 @@ func RunCapacity(ctx context.Context, cfg Config, cc Capacity, out, warn io.Writ
 		return fmt.Errorf("stopped after %d runs (the report covers those): %w", len(s.runs), runErr)
 	}
 	if slices.ContainsFunc(s.runs, (*record.Run).Failed) {
-		return ErrRunsFailed
+		return run.ErrRunsFailed
 	}
 	return nil
 }
 
 // study is one capacity study under way.
 type study struct {
-	cfg     Config
+	cfg     run.Config
 	cc      Capacity
-	p       procs
+	p       run.Procs
 	runsDir string
 	out     io.Writer
 	na      []plan.NA
@@ -430,7 +431,7 @@ func (s *study) gated(ctx context.Context, wl plan.Workload, drv string, block i
 
 // do runs one spec and keeps its record.
 func (s *study) do(ctx context.Context, spec plan.Spec) (*record.Run, error) {
-	rec, err := runOne(ctx, s.cfg, s.p, spec, s.runsDir)
+	rec, err := run.RunOne(ctx, s.cfg, s.p, spec, s.runsDir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", spec.ID, err)
 	}
@@ -442,7 +443,7 @@ func (s *study) keep(rec *record.Run) error {
 		return err
 	}
 	s.runs = append(s.runs, rec)
-	fmt.Fprintf(s.out, "[%d] %s\n        %s | elapsed %s\n", len(s.runs), rec.ID, headline(rec), time.Since(s.start).Round(time.Second))
+	fmt.Fprintf(s.out, "[%d] %s\n        %s | elapsed %s\n", len(s.runs), rec.ID, run.Headline(rec), time.Since(s.start).Round(time.Second))
 	return nil
 }
 
@@ -668,7 +669,7 @@ func (s *study) overloadOne(ctx context.Context, wl plan.Workload, or *capacity.
 
 // overloadRuns runs overloadOne's phases and returns their records.
 func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity.OverloadRun, policyArgs []string) ([]*record.Run, error) {
-	d, ok := LookupDriver(or.Driver)
+	d, ok := run.LookupDriver(or.Driver)
 	if !ok {
 		return nil, fmt.Errorf("no driver %q", or.Driver)
 	}
@@ -682,7 +683,6 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 	recSpec.Index, recSpec.Level = spec.Index+1, or.RecoverRate
 	recSpec.ID = fmt.Sprintf("%03d-recover-%s-%s-%s-%s-rate%d-b%d%s", recSpec.Index, or.Policy, wl.Name, or.Driver, or.Mode, or.RecoverRate, or.Block, try)
 	or.RunID, or.RecoverID = spec.ID, recSpec.ID
-	place := spec.Factors.Place(s.cfg.base())
 	scratch, err := os.MkdirTemp("", "locklab-run-")
 	if err != nil {
 		return nil, err
@@ -692,22 +692,17 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 	if err := os.Mkdir(dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	args := append(serverArgs(spec, dataDir, ""), policyArgs...)
-	bin, err := s.cfg.serverFor(spec.Factors)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := s.p.startServer(s.cfg, bin, args, place.Server, filepath.Join(s.runsDir, spec.ID+".server.log"))
+	srv, place, err := run.StartServer(s.cfg, s.p, spec, dataDir, policyArgs, filepath.Join(s.runsDir, spec.ID+".server.log"))
 	if err != nil {
 		return nil, err
 	}
 	stopped := false
 	defer func() {
 		if !stopped {
-			srv.stop()
+			srv.Stop()
 		}
 	}()
-	conn, err := grpc.NewClient(srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(srv.Address(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
 	}
@@ -716,14 +711,14 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 
 	over := &record.Run{Spec: spec, Started: time.Now().UTC()}
 	after := &record.Run{Spec: recSpec}
-	job := Job{Spec: spec, Addr: srv.address(), Scratch: scratch, Place: place}
+	job := run.Job{Spec: spec, Addr: srv.Address(), Scratch: scratch, Place: place}
 	if s.cfg.Warmup > 0 {
 		w := job
 		w.Spec.Level = or.Capacity
-		w.Warmup, w.Duration = true, warmupFor(s.cfg, d)
+		w.Warmup, w.Duration = true, run.WarmupFor(s.cfg, d)
 		w.Summary = filepath.Join(scratch, "warmup.json")
 		w.Log = filepath.Join(s.runsDir, spec.ID+".warmup.log")
-		if _, _, err := s.p.drive(ctx, s.cfg, d, w, 0); err != nil {
+		if _, _, err := s.p.Drive(ctx, s.cfg, d, w, 0); err != nil {
 			return nil, fmt.Errorf("run %s: warm-up: %w", spec.ID, err)
 		}
 	}
@@ -732,7 +727,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 		return nil, fmt.Errorf("run %s: stats after the warm-up: %w", spec.ID, err)
 	}
 	or.BaseRSS = base.GetRssBytes()
-	if _, err := admin.Reset(ctx, resetRequest(spec)); err != nil {
+	if _, err := admin.Reset(ctx, run.ResetRequest(spec)); err != nil {
 		return nil, fmt.Errorf("run %s: reset: %w", spec.ID, err)
 	}
 	before, err := admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
@@ -743,17 +738,17 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 	job.Duration = s.cc.OverloadFor
 	job.Summary = filepath.Join(s.runsDir, spec.ID+record.SummarySuffix)
 	job.Log = filepath.Join(s.runsDir, spec.ID+"."+d.Name()+".log")
-	res, run, err := s.p.drive(ctx, s.cfg, d, job, srv.pid())
+	res, dr, err := s.p.Drive(ctx, s.cfg, d, job, srv.PID())
 	if err != nil {
 		samples.stop()
 		return nil, fmt.Errorf("run %s: %w", spec.ID, err)
 	}
-	fill(over, res, run)
+	fill(over, res, dr)
 	rj := job
 	rj.Spec, rj.Duration, rj.Timeline = recSpec, s.cc.RecoverFor, recoveryInterval
 	rj.Summary = filepath.Join(s.runsDir, recSpec.ID+record.SummarySuffix)
 	rj.Log = filepath.Join(s.runsDir, recSpec.ID+"."+d.Name()+".log")
-	rres, rrun, err := s.p.drive(ctx, s.cfg, d, rj, srv.pid())
+	rres, rrun, err := s.p.Drive(ctx, s.cfg, d, rj, srv.PID())
 	points := samples.stop()
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", recSpec.ID, err)
@@ -780,7 +775,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 		}
 	}
 	stopped = true
-	exit, took := srv.stop()
+	exit, took := srv.Stop()
 	over.ServerExit, over.StopSeconds = exit, took.Seconds()
 	if exit != 0 {
 		over.Problems = append(over.Problems, fmt.Sprintf("server exited %d after SIGTERM, want 0", exit))
@@ -790,7 +785,7 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 	both.AckedIncrementDelta += rres.AckedIncrementDelta
 	both.AckedTransfers += rres.AckedTransfers
 	both.UnexpectedErrors += rres.UnexpectedErrors
-	over.Checks = checkInvariants(spec, &both, before, last)
+	over.Checks = run.CheckInvariants(spec, &both, before, last)
 	for _, c := range over.Checks {
 		if !c.OK {
 			over.Problems = append(over.Problems, "INVARIANT VIOLATED: "+c.Name+": "+c.Detail)
@@ -804,9 +799,9 @@ func (s *study) overloadRuns(ctx context.Context, wl plan.Workload, or *capacity
 	return []*record.Run{over, after}, nil
 }
 
-func fill(r *record.Run, res *summary.Summary, run driverRun) {
-	r.Result, r.DriverExit, r.DriverProc, r.ServerProc, r.BackendProc, r.RunnerProc = res, run.ExitCode, run.Driver, run.Server, run.Backend, run.Runner
-	r.ServerSet, r.DriverSet = run.ServerSet, run.DriverSet
+func fill(r *record.Run, res *summary.Summary, dr run.DriverRun) {
+	r.Result, r.DriverExit, r.DriverProc, r.ServerProc, r.BackendProc, r.RunnerProc = res, dr.ExitCode, dr.Driver, dr.Server, dr.Backend, dr.Runner
+	r.ServerSet, r.DriverSet = dr.ServerSet, dr.DriverSet
 }
 
 // sampler reads the server's RSS and goroutines from GetStats until

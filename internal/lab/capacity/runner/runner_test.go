@@ -1,4 +1,4 @@
-package run
+package runner
 
 import (
 	"context"
@@ -6,22 +6,91 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
 	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/run"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 	"github.com/locklab/locklab/summary"
 )
+
+// The engine's tests serve a fake admin API on a loopback listener; none of
+// its goroutines may outlive a test.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// defaultOptions are the comparison's flags' defaults, with a fixed seed.
+func defaultOptions() run.Options {
+	return run.Options{
+		Workloads: run.DefaultWorkloads, Modes: run.DefaultModes, Drivers: run.DefaultDrivers, Model: "closed",
+		VUs: run.DefaultLevels, H2loadVUs: run.DefaultH2Levels, MaxVUs: run.DefaultMaxVUs, Conns: run.DefaultConns, Reps: run.DefaultReps,
+		Duration: run.DefaultDuration, Warmup: run.DefaultWarmup, Pin: true, Baseline: run.DefaultBaseline, Seed: 1,
+		K6: "bin/k6", Load: "bin/load", H2load: "h2load", Server: "bin/locklab", Scripts: "k6",
+		MaxForeign: run.DefaultMaxForeign, Margin: run.DefaultMargin, Reruns: run.DefaultReruns,
+	}
+}
+
+// fakeAdmin is the server's admin API over a counter that only Reset
+// touches.
+type fakeAdmin struct {
+	locklabv1.UnimplementedAdminServiceServer
+	mu      sync.Mutex // protects counter
+	counter int64
+}
+
+func (a *fakeAdmin) Reset(context.Context, *locklabv1.ResetRequest) (*locklabv1.ResetResponse, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.counter = 0
+	return &locklabv1.ResetResponse{}, nil
+}
+
+func (a *fakeAdmin) GetStats(context.Context, *locklabv1.GetStatsRequest) (*locklabv1.GetStatsResponse, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return &locklabv1.GetStatsResponse{Mode: "mutex", StoreBacked: true, CounterValue: a.counter,
+		Requests: uint64(a.counter), CpuSeconds: 0.5, WindowSeconds: 1, TotalBalance: 1000}, nil
+}
+
+// fakeServer is a gRPC server on a loopback listener, with no process.
+type fakeServer struct {
+	srv *grpc.Server
+	lis net.Listener
+}
+
+func (s fakeServer) Address() string { return s.lis.Addr().String() }
+func (s fakeServer) PID() int        { return 0 }
+func (s fakeServer) Stop() (int, time.Duration) {
+	s.srv.Stop()
+	return 0, time.Millisecond
+}
+
+// writeProcStat writes a /proc/stat of two CPUs, in the kernel's ticks
+// (USER_HZ = 100): busy and idle ticks per CPU.
+func writeProcStat(t *testing.T, dir string, busy0, idle0, busy1, idle1 int) procfs.FS {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	stat := fmt.Sprintf("cpu  %d 0 0 %d 0 0 0 0 0 0\ncpu0 %d 0 0 %d 0 0 0 0 0 0\ncpu1 %d 0 0 %d 0 0 0 0 0 0\n"+
+		"intr 0\nctxt 1000\nbtime 1700000000\nprocesses 100\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
+		busy0+busy1, idle0+idle1, busy0, idle0, busy1, idle1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
+	fs, err := procfs.NewFS(dir)
+	require.NoError(t, err)
+	return fs
+}
 
 // synthAdmin is a server whose RSS and goroutines grow with each GetStats,
 // so that the overload phase's peaks are known.
@@ -46,15 +115,15 @@ type synthProcs struct {
 	admin   *synthAdmin
 	latency func(mode string, rate int) float64
 	mode    string
-	jobs    []Job
+	jobs    []run.Job
 	// foreign, if set, is the share of the server's CPU something else
 	// took during a measured run (fake /proc/stat snapshots, as in the
 	// gate's tests).
 	t       *testing.T
-	foreign func(job Job) float64
+	foreign func(job run.Job) float64
 }
 
-func (p *synthProcs) startServer(_ Config, _ string, args []string, _ []int, _ string) (server, error) {
+func (p *synthProcs) StartServer(_ run.Config, _ string, args []string, _ []int, _ string) (run.Server, error) {
 	p.mode = args[1]
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,7 +135,7 @@ func (p *synthProcs) startServer(_ Config, _ string, args []string, _ []int, _ s
 	return fakeServer{srv, lis}, nil
 }
 
-func (p *synthProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int) (*summary.Summary, driverRun, error) {
+func (p *synthProcs) Drive(_ context.Context, _ run.Config, d run.Driver, job run.Job, _ int) (*summary.Summary, run.DriverRun, error) {
 	p.jobs = append(p.jobs, job)
 	rate := job.Spec.Level
 	p99 := p.latency(p.mode, rate)
@@ -84,7 +153,7 @@ func (p *synthProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int
 			res.Timeline = append(res.Timeline, pt)
 		}
 	}
-	run := driverRun{Driver: record.ProcUsage{CPUSeconds: 0.2, WallSeconds: 1}, Server: record.ProcUsage{CPUSeconds: 0.5, WallSeconds: 1}}
+	dr := run.DriverRun{Driver: record.ProcUsage{CPUSeconds: 0.2, WallSeconds: 1}, Server: record.ProcUsage{CPUSeconds: 0.5, WallSeconds: 1}}
 	if p.foreign != nil && !job.Warmup {
 		// The server's CPU 0 busy for its 0.5 s and what else took it,
 		// the driver's CPU 1 for its 0.2 s, over one second.
@@ -96,10 +165,10 @@ func (p *synthProcs) drive(_ context.Context, _ Config, d Driver, job Job, _ int
 		require.NoError(p.t, err)
 		cb, err := cpuset.Read(b)
 		require.NoError(p.t, err)
-		run.ServerSet = cb.Set(job.Place.Server).Minus(ca.Set(job.Place.Server))
-		run.DriverSet = cb.Set(job.Place.Driver).Minus(ca.Set(job.Place.Driver))
+		dr.ServerSet = cb.Set(job.Place.Server).Minus(ca.Set(job.Place.Server))
+		dr.DriverSet = cb.Set(job.Place.Driver).Minus(ca.Set(job.Place.Driver))
 	}
-	return res, run, nil
+	return res, dr, nil
 }
 
 // hockey is a latency curve with its knee at capacity: flat below, ten
@@ -115,7 +184,7 @@ func hockey(capacity int) func(int) float64 {
 
 // capacityConfig is a study of modes on the counter with the objective
 // slo ("": from the floor, the default).
-func capacityConfig(t *testing.T, modes, slo string) (Config, Capacity) {
+func capacityConfig(t *testing.T, modes, slo string) (run.Config, Capacity) {
 	t.Helper()
 	o := defaultOptions()
 	o.Workloads, o.Modes = "counter", modes
@@ -128,7 +197,7 @@ func capacityConfig(t *testing.T, modes, slo string) (Config, Capacity) {
 	return cfg, cc
 }
 
-func newStudy(t *testing.T, cfg Config, cc Capacity, latency func(mode string, rate int) float64) (*study, *synthProcs) {
+func newStudy(t *testing.T, cfg run.Config, cc Capacity, latency func(mode string, rate int) float64) (*study, *synthProcs) {
 	p := &synthProcs{admin: &synthAdmin{}, latency: latency}
 	dir := t.TempDir()
 	return &study{cfg: cfg, cc: cc, p: p, runsDir: dir, out: io.Discard, start: time.Now()}, p
@@ -309,7 +378,7 @@ func TestOverloadPhase(t *testing.T) {
 			assert.FileExists(t, filepath.Join(s.runsDir, id+".json"))
 		}
 	}
-	var recovery []Job
+	var recovery []run.Job
 	for _, j := range p.jobs {
 		if j.Timeline > 0 {
 			recovery = append(recovery, j)
@@ -330,7 +399,7 @@ func TestOverloadPhase(t *testing.T) {
 // finder; an overload run spoiled once runs again. The control, a quiet
 // machine, reruns nothing.
 func TestCapacityGate(t *testing.T) {
-	busy := func(job Job) float64 {
+	busy := func(job run.Job) float64 {
 		switch {
 		case job.Spec.Rep == 1 && job.Spec.Level == 4000 && job.Spec.Attempt <= 1 && job.Spec.Mode == "inputQ":
 			return 0.30
@@ -357,7 +426,7 @@ func TestCapacityGate(t *testing.T) {
 	na := 2*len(capacity.Policies) - served
 	for _, tt := range []struct {
 		name                          string
-		foreign                       func(Job) float64
+		foreign                       func(run.Job) float64
 		rerun, dropped, spoiled, over int
 	}{
 		// Spoiled: 1 run in block 1, both designs' runs in 3 attempts in
@@ -365,7 +434,7 @@ func TestCapacityGate(t *testing.T) {
 		// The overload records: every served pair in each of 2 blocks,
 		// the n/a ones once, and mutex's spoiled attempts.
 		{"spoiled cells", busy, 2 + mutexServed, 1, 1 + 2*3 + mutexServed, 2*served + na + mutexServed},
-		{"control: a quiet machine", func(Job) float64 { return 0.01 }, 0, 0, 0, 2*served + na},
+		{"control: a quiet machine", func(run.Job) float64 { return 0.01 }, 0, 0, 0, 2*served + na},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, cc := capacityConfig(t, "mutex,inputQ", "p99<=1ms")
