@@ -70,12 +70,14 @@ func TestDuetEndToEnd(t *testing.T) {
 			assert.Positive(t, m.CPU, m.Arm)
 			assert.LessOrEqual(t, m.Util(), 1.5, "the weights held: %s used %.2f of its fair share", m.Arm, m.Util())
 			assert.Positive(t, m.DriverCPU, m.Arm)
+			assert.Positive(t, m.Wakeups, "the server's threads ran: %s", m.Arm)
+			assert.Positive(t, m.Syscalls, "the server read and wrote its connections: %s", m.Arm)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(out, "forest.svg"))
-	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |"} {
+	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |", "## How a call's CPU was spent"} {
 		assert.Contains(t, string(md), want)
 	}
 	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))

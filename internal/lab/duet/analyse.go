@@ -20,6 +20,16 @@ var Metrics = []Metric{
 	{Name: "CPU/call", Of: Measure.CPUPerCall},
 }
 
+// Anatomy are the figures that say how a call's CPU was spent, in the
+// order reports list them: estimated for every arm against the baseline,
+// never judged. A design or a known spin that costs more CPU per call
+// than its own work does so by splitting the server's work differently:
+// more wake-ups of its threads, more system calls, per call.
+var Anatomy = []Metric{
+	{Name: "wake-ups/call", Of: Measure.WakeupsPerCall},
+	{Name: "syscalls/call", Of: Measure.SyscallsPerCall},
+}
+
 // Metric is one figure of an arm in a round.
 type Metric struct {
 	Name string
@@ -98,6 +108,11 @@ type Group struct {
 	AA []Estimate
 	// Ceiling is noop against the baseline, where it ran.
 	Ceiling []Estimate
+	// Anatomy is every other arm against the baseline on each of the
+	// Anatomy figures, where the rounds have them; Medians each arm's
+	// median of them over the rounds ("mutex wake-ups/call").
+	Anatomy []Estimate
+	Medians map[string]float64
 	// Known is the calibration; nil where the group has no known arm.
 	Known *Calibration
 	// Unpaired is, per design and metric ("inputQ calls/s"), the interval
@@ -269,6 +284,38 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 					c.Calls, _ = paired.Yuen(logRatios(xc, bc), o.Alpha)
 				}
 				g.Known = &c
+			}
+		}
+		g.Medians = map[string]float64{}
+		for _, m := range Anatomy {
+			for _, a := range g.Arms {
+				var vs []float64
+				for _, r := range clean {
+					if mx, ok := usable(r, a.Name); ok && m.Of(mx) > 0 {
+						vs = append(vs, m.Of(mx))
+					}
+				}
+				if len(vs) > 0 {
+					slices.Sort(vs)
+					g.Medians[a.Name+" "+m.Name] = stat.Quantile(0.5, stat.Empirical, vs, nil)
+				}
+				if a.Role == RoleBaseline {
+					continue
+				}
+				var x, b []float64
+				for _, r := range clean {
+					mx, okx := usable(r, a.Name)
+					mb, okb := usable(r, base.Name)
+					if okx && okb && m.Of(mx) > 0 && m.Of(mb) > 0 {
+						x, b = append(x, m.Of(mx)), append(b, m.Of(mb))
+					}
+				}
+				if len(x) < 3 {
+					continue
+				}
+				e := Estimate{Design: a.Name, Metric: m.Name, Unpaired: unpairedHalfWidth(x, b)}
+				e.Robust, _ = paired.Yuen(logRatios(x, b), o.Alpha)
+				g.Anatomy = append(g.Anatomy, e)
 			}
 		}
 		res.Groups = append(res.Groups, g)

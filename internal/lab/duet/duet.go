@@ -61,6 +61,12 @@ type Measure struct {
 	Throttled int64 `json:"throttled_periods"`
 	// DriverCPU is the arm's driver's CPU seconds in the window.
 	DriverCPU float64 `json:"driver_cpu_s"`
+	// Wakeups are the times the server's threads were put on a CPU in
+	// the window (each thread's run timeslices, summed), and Syscalls its
+	// read and write system calls: how a call's work was split. Zero
+	// where they could not be read (and in rounds recorded before them).
+	Wakeups  uint64 `json:"wakeups,omitempty"`
+	Syscalls uint64 `json:"syscalls,omitempty"`
 	// Failed says why the arm's figures cannot be used ("" when they can):
 	// the server or the driver failed.
 	Failed string `json:"failed,omitempty"`
@@ -80,6 +86,23 @@ func (m Measure) CPUPerCall() float64 {
 		return 0
 	}
 	return m.CPU / float64(m.Requests)
+}
+
+// WakeupsPerCall is the server's wake-ups per call (0 without them).
+func (m Measure) WakeupsPerCall() float64 {
+	if m.Requests == 0 {
+		return 0
+	}
+	return float64(m.Wakeups) / float64(m.Requests)
+}
+
+// SyscallsPerCall is the server's read and write system calls per call (0
+// without them).
+func (m Measure) SyscallsPerCall() float64 {
+	if m.Requests == 0 {
+		return 0
+	}
+	return float64(m.Syscalls) / float64(m.Requests)
 }
 
 // Util is the share of its quota the server used: near 1 the server was

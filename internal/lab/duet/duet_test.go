@@ -253,3 +253,43 @@ func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	_, ok = (Result{Groups: []Group{{AA: []Estimate{{Robust: paired.Robust{N: n}}}}}}).WidestPrimary()
 	assert.False(t, ok, "no primary, no rule")
 }
+
+// TestAnatomyOfACall: rounds whose known arm wakes its server 1.5 times as
+// often per call, and makes as many system calls, read so against the
+// baseline, and the report shows the table; rounds recorded without the
+// figures (the control) give no estimate and no table.
+func TestAnatomyOfACall(t *testing.T) {
+	m := newMachine(3)
+	rounds := m.rounds("g", 1, 12)
+	for i := range rounds {
+		for j := range rounds[i].Arms {
+			a := &rounds[i].Arms[j]
+			a.Wakeups, a.Syscalls = a.Requests, 2*a.Requests
+			if a.Arm == "mutex +2µs" {
+				a.Wakeups = a.Requests * 3 / 2
+			}
+		}
+	}
+	res, err := Analyse(groupsOf("g"), rounds, DefaultOptions)
+	require.NoError(t, err)
+	g := res.Groups[0]
+	got := map[string]float64{}
+	for _, e := range g.Anatomy {
+		got[e.Design+" "+e.Metric] = e.Ratio
+	}
+	assert.InDelta(t, 1.5, got["mutex +2µs wake-ups/call"], 0.01)
+	assert.InDelta(t, 1.0, got["mutex +2µs syscalls/call"], 0.01)
+	assert.InDelta(t, 1.0, got["inputQ wake-ups/call"], 0.01)
+	assert.NotContains(t, got, "mutex wake-ups/call", "the baseline is not compared with itself")
+	assert.InDelta(t, 2.0, g.Medians["mutex syscalls/call"], 0.01)
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
+	assert.Contains(t, b.String(), "## How a call's CPU was spent")
+
+	res, err = Analyse(groupsOf("g"), m.rounds("g", 1, 12), DefaultOptions)
+	require.NoError(t, err)
+	assert.Empty(t, res.Groups[0].Anatomy)
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
+	assert.NotContains(t, b.String(), "## How a call's CPU was spent")
+}

@@ -107,6 +107,36 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 			}
 		}
 	}
+	if slices.ContainsFunc(r.Groups, func(g Group) bool { return len(g.Anatomy) > 0 }) {
+		p("\n## How a call's CPU was spent, not judged\n\n")
+		p("Each arm's server threads' wake-ups (the times they were put on a CPU) and its read and write system calls, per call: the median over the rounds, and the arm against the baseline paired by round. An arm that spends more CPU per call than its own work accounts for splits the server's work into more pieces.\n\n")
+		p("| group | arm |")
+		for _, m := range Anatomy {
+			p(" %s | against the baseline |", m.Name)
+		}
+		p("\n| --- | --- |%s\n", strings.Repeat(" --- | --- |", len(Anatomy)))
+		for _, g := range r.Groups {
+			for _, a := range g.Arms {
+				p("| %s | %s |", g.Name, a.Name)
+				for _, m := range Anatomy {
+					med, vs := "—", "—"
+					if v, ok := g.Medians[a.Name+" "+m.Name]; ok {
+						med = fmt.Sprintf("%.2f", v)
+					}
+					if a.Role == RoleBaseline {
+						vs = "(baseline)"
+					}
+					for _, e := range g.Anatomy {
+						if e.Design == a.Name && e.Metric == m.Name {
+							vs = estimate(e)
+						}
+					}
+					p(" %s | %s |", med, vs)
+				}
+				p("\n")
+			}
+		}
+	}
 	p("\n## Rounds\n\n")
 	p("A round is dropped for every arm when steal or foreign CPU on either CPU set passed the gate's limit; an arm's figure in a kept round is left out when its server failed, or used less than %s of its quota while the drivers' CPUs were saturated (its driver set the pace).\n\n", paired.PctAbs(r.Options.MinUtil))
 	p("| group | rounds | dropped by the gate | arm: median share of its quota used (rounds left out) |\n| --- | --- | --- | --- |\n")

@@ -241,3 +241,40 @@ func childrenOf(pid int) []int {
 	}
 	return out
 }
+
+// procPieces is how a process's work has been split so far: the times its
+// threads were put on a CPU (each thread's run timeslices from
+// /proc/PID/task/TID/schedstat, summed) and its read and write system
+// calls (/proc/PID/io). A thread that exited takes its timeslices with it;
+// a Go server's threads live as long as it does.
+type procPieces struct {
+	wakeups, syscalls uint64
+}
+
+// readPieces reads a process's procPieces.
+func readPieces(pid int) (procPieces, error) {
+	var out procPieces
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return out, err
+	}
+	threads, err := fs.AllThreads(pid)
+	if err != nil {
+		return out, err
+	}
+	for _, t := range threads {
+		if st, err := t.Schedstat(); err == nil {
+			out.wakeups += st.RunTimeslices
+		}
+	}
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return out, err
+	}
+	io, err := p.IO()
+	if err != nil {
+		return out, err
+	}
+	out.syscalls = io.SyscR + io.SyscW
+	return out, nil
+}

@@ -3,6 +3,7 @@ package run
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -75,4 +76,28 @@ func TestDescendantsCPU(t *testing.T) {
 	grand := childrenOf(child.Process.Pid)
 	require.Len(t, grand, 1, "the busy loop under the shell")
 	assert.Zero(t, descendantsCPUSeconds(fs, grand[0]), "the busy loop has no descendants")
+}
+
+// TestReadPieces: the runner's own process, made to sleep (each sleep a
+// wake-up) and to write (each write a system call), reads more of both;
+// a process that is not there (the control) is an error.
+func TestReadPieces(t *testing.T) {
+	before, err := readPieces(os.Getpid())
+	require.NoError(t, err)
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	require.NoError(t, err)
+	defer f.Close()
+	for range 50 {
+		_, err := f.Write([]byte("x"))
+		require.NoError(t, err)
+	}
+	for range 10 {
+		time.Sleep(time.Millisecond)
+	}
+	after, err := readPieces(os.Getpid())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, after.syscalls-before.syscalls, uint64(50))
+	assert.Greater(t, after.wakeups, before.wakeups)
+	_, err = readPieces(1 << 30)
+	assert.Error(t, err)
 }

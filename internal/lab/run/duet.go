@@ -497,6 +497,7 @@ type duetArm struct {
 		driver float64
 		cg     cgroup.Stat
 		usage  time.Duration
+		pieces *procPieces
 	}
 }
 
@@ -713,8 +714,14 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 					usage = u
 				}
 			}
+			var pieces *procPieces
+			if a.srv != nil && a.srv.cmd.Process != nil {
+				if pc, err := readPieces(a.srv.cmd.Process.Pid); err == nil {
+					pieces = &pc
+				}
+			}
 			if first {
-				a.before.stats, a.before.driver, a.before.cg, a.before.usage = st, dcpu, cg, usage
+				a.before.stats, a.before.driver, a.before.cg, a.before.usage, a.before.pieces = st, dcpu, cg, usage, pieces
 				return
 			}
 			if a.before.stats == nil {
@@ -731,6 +738,10 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 			a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
 			a.m.DriverCPU = dcpu - a.before.driver
 			a.m.Throttled = cg.Sub(a.before.cg).Throttled
+			if pieces != nil && a.before.pieces != nil {
+				a.m.Wakeups = pieces.wakeups - min(pieces.wakeups, a.before.pieces.wakeups)
+				a.m.Syscalls = pieces.syscalls - min(pieces.syscalls, a.before.pieces.syscalls)
+			}
 		}()
 	}
 	wg.Wait()
