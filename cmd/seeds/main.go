@@ -395,7 +395,7 @@ func replicasStudy(ctx context.Context, fs *flag.FlagSet, args []string, out io.
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		return os.WriteFile(filepath.Join(*render, replicas.ReportFile), []byte(replicas.Report(res)), 0o644)
+		return replicas.WritePage(*render, res)
 	}
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

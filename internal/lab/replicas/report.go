@@ -31,6 +31,7 @@ func Report(res *Results) string {
 		res.Command, ResultsFile, res.CPUs, res.ReplicaCPUs)
 	b.WriteString("One machine shows the hop's cost, what replicas do to correctness, and the CPU one call costs under a quota. " +
 		"It cannot show capacity on several machines: here the replicas, the balancer and the driver share the same CPUs.\n\n")
+	b.WriteString(answer(res))
 
 	fmt.Fprintf(&b, "## Anomalies across %d replicas\n\n", res.AnomalyReplicas)
 	fmt.Fprintf(&b, "Each design that keeps its state in memory under each front, %d callers, each workload for %s on freshly reset replicas. "+
@@ -230,5 +231,34 @@ func table(head []string, rows [][]string) string {
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
+	return b.String()
+}
+
+// answer opens the page: how many rows held to the study's rule, in
+// memory and over the database, and the picture of the cost rounds.
+func answer(res *Results) string {
+	var b strings.Builder
+	b.WriteString("## The answer\n\n")
+	count := func(db bool) (held, all int) {
+		for _, r := range res.Anomalies {
+			if r.DB == db && (!db || r.Claims) {
+				all++
+				if r.Expected() {
+					held++
+				}
+			}
+		}
+		return held, all
+	}
+	if held, all := count(false); all > 0 {
+		fmt.Fprintf(&b, "- **In memory**: %d of %d rows as the rule says (anomalies under round robin, none under key routing).\n", held, all)
+	}
+	if held, all := count(true); all > 0 {
+		fmt.Fprintf(&b, "- **Over one database**: the designs that claim safety across replicas held it in %d of %d rows (every front).\n", held, all)
+	}
+	if len(Forest(res).Rows) > 0 {
+		fmt.Fprintf(&b, "\n![%s](%s)\n", Forest(res).Title, ForestFile)
+	}
+	b.WriteString("\n")
 	return b.String()
 }

@@ -97,3 +97,30 @@ func TestWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(page), Report(res))
 }
+
+// TestWritePage: results with cost rounds get their picture beside the
+// page, which links it, one row per arm that is not a baseline; results
+// without cost rounds (the control) get neither, and a stale picture is
+// removed.
+func TestWritePage(t *testing.T) {
+	dir := t.TempDir()
+	res := fakeResults()
+	require.NoError(t, WritePage(dir, res))
+	svg, err := os.ReadFile(filepath.Join(dir, ForestFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "<svg")
+	page, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "]("+ForestFile+")")
+	for _, r := range Forest(res).Rows {
+		assert.NotContains(t, r.Label, Baseline.Name()+" against", "a baseline is not drawn against itself")
+	}
+	assert.NotEmpty(t, Forest(res).Rows)
+
+	res.Cost, res.DBCost = nil, nil
+	require.NoError(t, WritePage(dir, res))
+	assert.NoFileExists(t, filepath.Join(dir, ForestFile))
+	page, err = os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	assert.NotContains(t, string(page), ForestFile)
+}

@@ -297,7 +297,7 @@ func Write(dir string, res *Results) error {
 	if err := os.WriteFile(filepath.Join(dir, ResultsFile), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ReportFile), []byte(Report(res)), 0o644)
+	return WritePage(dir, res)
 }
 
 // ReadResults reads the results a run saved into dir.
