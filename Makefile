@@ -123,15 +123,12 @@ $(if $(filter study,$(MAKECMDGOALS)),$(if $(NAME),,$(error make study: give the 
 study: build deb-h2load db-servers $(BIN)/k6 $(BIN)/ghz ## run a study into its folder under docs/results/: make study NAME=cores (ARGS add flags to each of its plans)
 	LOCKLAB_COMMAND='make study NAME=$(NAME)$(with-args)' $(RUNNER) -study $(NAME) $(ARGS)
 
-# The replicas study's row of the catalogue, by the name docs/replicas.md uses.
 .PHONY: replicas
 replicas: deb-haproxy deb-nginx ## the replicas study, as make study NAME=replicas: replicas on hosts of their own behind a balancer (root)
 	$(MAKE) study NAME=replicas
 
-# One run's server profiled: a CPU profile and a runtime trace over its
-# measured window, saved beside the run's raw JSON (docs/methodology.md).
-# PROFILE picks the run (its number or id) of the plan that PROFILE_ARGS
-# and ARGS describe.
+# One run's server profiled over its measured window (docs/methodology.md): PROFILE
+# picks the run (its number or id) of the plan that PROFILE_ARGS and ARGS describe.
 PROFILE ?= 1
 PROFILE_ARGS ?= -driver go -workloads counter -modes inputQ -baseline inputQ -aa=false -vus 100 -reps 1 -duration 5s
 .PHONY: profile
@@ -145,9 +142,7 @@ pack-results: ## pack a finished study's raw runs into one archive: make pack-re
 	@test -n "$(DIR)" || { echo 'make pack-results: give the study folder, DIR=docs/results/<study>' >&2; exit 2; }
 	$(GO) run ./cmd/compare -pack $(DIR)
 
-# Every packed study under docs/results rewritten in this code's archive
-# layout (record.ArchiveSchema), each under the checks -pack makes: an
-# archive in it already is left as it is.
+# Every archive under docs/results in this code's layout (record.ArchiveSchema); one in it is left as it is.
 .PHONY: repack-results
 repack-results: ## repack every archive under docs/results in this code's layout, each checked as pack-results checks it
 	@for dir in $$(git ls-files docs/results | grep '/runs\.tar\.gz$$' | xargs -n1 dirname); do \

@@ -92,6 +92,24 @@ func CheckTotal(files []File) []Problem {
 		"make a study's files smaller, or keep them out of git", n, ResultsLimit)}}
 }
 
+// MakefileLimit is the most lines the Makefile may have: it builds,
+// installs and tests; studies are rows of internal/lab/study, and the
+// tuning of a script lives in the script.
+const MakefileLimit = 200
+
+// CheckMakefile returns the problem of a Makefile of more than
+// MakefileLimit lines, or none.
+func CheckMakefile(text string) []Problem {
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	if n <= MakefileLimit {
+		return nil
+	}
+	return []Problem{{"Makefile", fmt.Sprintf("%d lines, over the %d it may have (internal/housecheck MakefileLimit): a study is a row of internal/lab/study, a script's tuning lives in the script", n, MakefileLimit)}}
+}
+
 // perStudy reports whether an exception's pattern names a study's folder
 // under docs/results rather than a kind of file anywhere in it.
 func perStudy(pattern string) bool {

@@ -54,6 +54,21 @@ func TestRepository(t *testing.T) {
 	for _, p := range CheckTotal(files) {
 		t.Error(p)
 	}
+	mk, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	require.NoError(t, err)
+	for _, p := range CheckMakefile(string(mk)) {
+		t.Error(p)
+	}
+}
+
+// TestCheckMakefile: a Makefile of the limit's lines passes, the control
+// one line over does not.
+func TestCheckMakefile(t *testing.T) {
+	at := strings.Repeat("x\n", MakefileLimit)
+	assert.Empty(t, CheckMakefile(at))
+	probs := CheckMakefile(at + "y")
+	require.Len(t, probs, 1)
+	assert.Contains(t, probs[0].String(), fmt.Sprintf("Makefile: %d lines, over the %d", MakefileLimit+1, MakefileLimit))
 }
 
 // TestCheckTotal: the files under docs/results are counted together, and
