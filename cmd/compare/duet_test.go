@@ -66,7 +66,11 @@ func TestDuetEndToEnd(t *testing.T) {
 			assert.Positive(t, m.Requests, m.Arm)
 			assert.Equal(t, m.Requests, m.Writes, "every Increment may change state: %s", m.Arm)
 			assert.InDelta(t, 0.25, m.Quota, 1e-9, "equal weights: a fair share of one CPU over 4 arms")
-			assert.InDelta(t, 1.0, m.Window, 0.1, "the servers' own clocks measured the window")
+			// The runner sleeps a second between its two readings: the
+			// servers' clocks can see no less, and more only when the
+			// runner was slow to read them (a busy machine).
+			assert.GreaterOrEqual(t, m.Window, 0.95, "the servers' own clocks measured the window")
+			assert.Less(t, m.Window, 3.0, "the servers' own clocks measured the window")
 			assert.Positive(t, m.CPU, m.Arm)
 			assert.LessOrEqual(t, m.Util(), 1.5, "the weights held: %s used %.2f of its fair share", m.Arm, m.Util())
 			assert.Positive(t, m.DriverCPU, m.Arm)
