@@ -386,6 +386,8 @@ func replicasStudy(ctx context.Context, fs *flag.FlagSet, args []string, out io.
 	fs.StringVar(&o.CostDesign, "design", d.CostDesign, "the design of the cost rounds and the seed tables, and the in-process design of the cost rounds over the database")
 	fs.StringVar(&o.DBFront, "db-front", d.DBFront, "the front of the cost rounds over the database")
 	fs.IntVar(&o.DBReplicas, "db-replicas", d.DBReplicas, "the replicas of the cost rounds over the database")
+	fs.DurationVar(&o.DesignRound, "design-round", d.DesignRound, "one round of every design behind the balancer")
+	fs.IntVar(&o.DesignBlocks, "design-blocks", d.DesignBlocks, "blocks of every design's rounds behind the balancer")
 	render := fs.String("render", "", "render the page again from the results.json in this folder, and run nothing")
 	if err := parse(fs, args); err != nil {
 		return err

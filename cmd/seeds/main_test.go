@@ -58,6 +58,7 @@ func TestBadInput(t *testing.T) {
 		{"replicas of a design without the bank", []string{"replicas", "-out", empty, "-design", "atomic"}, `design "atomic"`},
 		{"replicas over the database behind no front", []string{"replicas", "-out", empty, "-db-front", "nope"}, `no front "nope"`},
 		{"replicas over the database with none", []string{"replicas", "-out", empty, "-db-replicas", "-1"}, "-1 replicas over the database"},
+		{"replicas of one block of every design", []string{"replicas", "-out", empty, "-design-blocks", "1"}, "every design's rounds: 1 blocks"},
 		{"replicas rendered from an empty folder", []string{"replicas", "-render", empty}, "results.json"},
 		{"ghz-run without -addr", []string{"ghz-run", "-workload", "counter", "-out", "x"}, "-addr is required"},
 		{"ghz-run of a case ghz cannot send", []string{"ghz-run", "-workload", "kv", "-case", "get", "-addr", "127.0.0.1:1", "-out", "x"}, "kv/get"},

@@ -88,6 +88,28 @@ func TestClusterEndToEnd(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, left)
 	})
+	t.Run("every design's rounds", func(t *testing.T) {
+		// The first design's two arms of every design's rounds, short:
+		// each round says its design, and the design's arm pairs with
+		// its own direct arm.
+		arms := DesignArms()[:2]
+		d := arms[0].Design
+		o := Options{Server: bin, Round: 300 * time.Millisecond}.withDefaults()
+		rs, err := rounds(ctx, o, arms, KV, 16, 2, nil)
+		require.NoError(t, err)
+		require.Len(t, rs, 4)
+		res := &Results{DesignCost: rs}
+		assert.Len(t, res.DesignRounds(d), 4, "every round says its design")
+		for _, r := range rs {
+			assert.Zero(t, r.Errors, r.Arm)
+		}
+		cs := Compare(res.DesignRounds(d), DesignBaseline(d).Name())
+		require.Len(t, cs, 2*len(Metrics))
+		assert.Equal(t, 2, cs[len(Metrics)].Effect.N, "two blocks paired")
+		left, err := Leftovers(ctx, os.Getpid())
+		require.NoError(t, err)
+		assert.Empty(t, left)
+	})
 }
 
 // TestFailedStartLeavesNothing: a replica that cannot start (an option the

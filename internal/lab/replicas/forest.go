@@ -13,7 +13,7 @@ import (
 const ForestFile = "forest.svg"
 
 // Forest is the page's picture: every arm of the cost rounds (in memory,
-// and over the database) on calls/s against the baseline of its rounds,
+// over the database, and every design behind the balancer) on calls/s against the baseline of its rounds,
 // the geometric mean of the per-block ratios with its 95% interval. The
 // arms are estimates, not verdicts: the plot draws no margin.
 func Forest(res *Results) chart.Forest {
@@ -35,6 +35,9 @@ func Forest(res *Results) chart.Forest {
 	if res != nil {
 		add("in memory", res.Cost, Baseline.Name())
 		add("over the database", res.DBCost, res.DBBaseline)
+		for _, d := range res.Designs {
+			add("every design", res.DesignRounds(d), DesignBaseline(d).Name())
+		}
 	}
 	return fo
 }

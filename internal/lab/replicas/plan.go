@@ -41,6 +41,12 @@ type Options struct {
 	// DBReplicas replicas (DBCostArms).
 	DBFront    string
 	DBReplicas int
+	// DesignRound and DesignBlocks are the rounds of every design behind
+	// the balancer (DesignArms): shorter rounds than the cost's, so that
+	// twice as many arms as there are designs fit the budget with enough
+	// blocks for an interval.
+	DesignRound  time.Duration
+	DesignBlocks int
 }
 
 // Defaults are the study's: rounds that fit the study's budget on a 2-CPU
@@ -58,6 +64,8 @@ var Defaults = Options{
 	Seed:            1,
 	DBFront:         "haproxy/" + balancer.Key,
 	DBReplicas:      2,
+	DesignRound:     time.Second,
+	DesignBlocks:    6,
 }
 
 // withDefaults fills every zero knob from Defaults.
@@ -99,6 +107,12 @@ func (o Options) withDefaults() Options {
 	if o.DBReplicas == 0 {
 		o.DBReplicas = d.DBReplicas
 	}
+	if o.DesignRound == 0 {
+		o.DesignRound = d.DesignRound
+	}
+	if o.DesignBlocks == 0 {
+		o.DesignBlocks = d.DesignBlocks
+	}
 	return o
 }
 
@@ -131,6 +145,9 @@ func (o Options) Validate() error {
 	}
 	if o.DBReplicas < 1 {
 		errs = append(errs, fmt.Errorf("replicas: %d replicas over the database", o.DBReplicas))
+	}
+	if o.DesignBlocks < 2 || o.DesignRound < 0 {
+		errs = append(errs, fmt.Errorf("replicas: every design's rounds: %d blocks of %v: want 2 blocks at least and a positive duration", o.DesignBlocks, o.DesignRound))
 	}
 	return errors.Join(errs...)
 }
@@ -233,6 +250,33 @@ func CostArms(sizes []int) []Arm {
 	return out
 }
 
+// The arms of every design behind the balancer (DesignArms): HAProxy's key
+// policy, the one that keeps a service of replicas correct, at the
+// smallest service of replicas.
+var (
+	DesignFront    = Front{Name: "haproxy/" + balancer.Key, Balancer: "haproxy", Policy: balancer.Key}
+	DesignReplicas = 2
+)
+
+// DesignBaseline is the arm the design's DesignArms are compared with: the
+// design itself, one replica, dialled.
+func DesignBaseline(design string) Arm { return Arm{Front: Direct, Replicas: 1, Design: design} }
+
+// DesignArms are, for every in-memory design of the registry that serves
+// the kv workload (Designs, the anomaly table's list), its baseline
+// (DesignBaseline) and the design at DesignReplicas behind DesignFront:
+// how each design's cost changes once it is no longer the only
+// serialiser.
+func DesignArms() []Arm {
+	var out []Arm
+	for _, d := range Designs() {
+		if Serves(d, KV) {
+			out = append(out, DesignBaseline(d), Arm{Front: DesignFront, Replicas: DesignReplicas, Design: d})
+		}
+	}
+	return out
+}
+
 // The seed tables' arms: the nGrinder post's one server, then two behind
 // nginx; the rpcx page's one client balancing over two servers.
 var (
@@ -273,6 +317,8 @@ func Estimate(o Options) time.Duration {
 	}
 	arms := CostArms(o.CostReplicas)
 	d += time.Duration(len(arms))*clusterOverhead + time.Duration(o.Blocks*len(arms))*o.Round
+	designs := DesignArms()
+	d += time.Duration(len(designs))*clusterOverhead + time.Duration(o.DesignBlocks*len(designs))*o.DesignRound
 	d += time.Duration(len(NGrinderArms))*clusterOverhead + time.Duration(o.SeedBlocks*len(NGrinderArms))*o.Round
 	d += clusterOverhead + time.Duration(len(seeds.RPCXLevels))*o.Round
 	return d

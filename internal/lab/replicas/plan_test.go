@@ -149,6 +149,58 @@ func TestEstimateFitsTheBudget(t *testing.T) {
 	assert.Greater(t, Estimate(Options{Blocks: 10 * Defaults.Blocks, AnomalyRun: 5 * time.Second}), budget, "the control")
 }
 
+// TestDesignArms: every in-memory design of the registry that serves the
+// kv workload, the anomaly table's list, twice: dialled at one replica
+// (its baseline), then behind the balancer's key policy; a design that
+// does not serve the kv workload has no arm (the control: the registry has
+// one, so the check can fail).
+func TestDesignArms(t *testing.T) {
+	arms := DesignArms()
+	names := map[string]bool{}
+	var kv, other []string
+	for _, d := range Designs() {
+		if Serves(d, KV) {
+			kv = append(kv, d)
+		} else {
+			other = append(other, d)
+		}
+	}
+	require.NotEmpty(t, other, "the control: some design of the anomaly table serves no kv")
+	require.Len(t, arms, 2*len(kv))
+	for i, d := range kv {
+		base, arm := arms[2*i], arms[2*i+1]
+		assert.Equal(t, DesignBaseline(d), base)
+		assert.Equal(t, Direct, base.Front)
+		assert.Equal(t, 1, base.Replicas)
+		assert.Equal(t, d, arm.Design)
+		assert.Equal(t, DesignReplicas, arm.Replicas)
+		assert.Equal(t, DesignFront, arm.Front)
+		assert.False(t, base.DB || arm.DB, d)
+		names[base.Name()], names[arm.Name()] = true, true
+	}
+	assert.Len(t, names, len(arms), "every arm has a name of its own")
+	for _, d := range other {
+		assert.False(t, slices.ContainsFunc(arms, func(a Arm) bool { return a.Design == d }), d)
+	}
+	f, err := LookupFront(DesignFront.Name)
+	require.NoError(t, err)
+	assert.Equal(t, f, DesignFront, "the balancer's front is one of Fronts")
+	assert.Equal(t, balancer.Key, DesignFront.Policy)
+	assert.Greater(t, DesignReplicas, 1)
+}
+
+// TestEstimateLeavesAMinute: the default study, every design's rounds in
+// it, leaves a minute of its row's budget to spare; the control: twice
+// every design's blocks do not.
+func TestEstimateLeavesAMinute(t *testing.T) {
+	row, err := study.Lookup(study.Studies, "replicas")
+	require.NoError(t, err)
+	limit := row.Budget - time.Minute
+	assert.LessOrEqual(t, Estimate(Options{}), limit)
+	assert.Greater(t, Estimate(Options{DesignBlocks: 2 * Defaults.DesignBlocks}), limit, "the control")
+	assert.Greater(t, Estimate(Options{}), Estimate(Options{DesignRound: time.Nanosecond}), "every design's rounds are in the estimate")
+}
+
 // TestValidate: the defaults pass; each bad option is refused with a
 // message naming it.
 func TestValidate(t *testing.T) {
@@ -167,6 +219,8 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.DBFront = "nope" }, `no front "nope"`},
 		{func(o *Options) { o.DBFront = Direct.Name }, "direct front"},
 		{func(o *Options) { o.DBReplicas = -1 }, "-1 replicas over the database"},
+		{func(o *Options) { o.DesignBlocks = 1 }, "every design's rounds: 1 blocks"},
+		{func(o *Options) { o.DesignRound = -time.Second }, "every design's rounds: 6 blocks of -1s"},
 	} {
 		o := ok
 		tt.edit(&o)

@@ -113,6 +113,7 @@ func Report(res *Results) string {
 		"**hop CPU** is the balancer's CPU and the driver's, per call.\n\n",
 		res.CostDesign, res.Callers, res.Round, res.Blocks, Baseline.Name(), paired.Confidence*100)
 	b.WriteString(costTable(Compare(res.Cost, Baseline.Name())))
+	b.WriteString(everyDesign(res))
 
 	fmt.Fprintf(&b, "\n## The cost over one database\n\n")
 	fmt.Fprintf(&b, "The bank's transfers with %d callers, each with its pair's key and a request id, behind one front at one size, "+
@@ -168,6 +169,28 @@ func Report(res *Results) string {
 			fmt.Sprintf("%.0f", l.TPS), fmt.Sprint(l.Errors), fmt.Sprintf("%.0f%%", l.QuotaUse*100), fmt.Sprintf("%.2f", l.DriverCPUs), l.Bottleneck})
 	}
 	b.WriteString(table([]string{"concurrent clients", "mean (ms)", "median (ms)", "max (ms)", "min (ms)", "p99 (ms)", "TPS", "errors", "servers' quota used", "driver CPUs", "bottleneck"}, rp))
+	return b.String()
+}
+
+// everyDesign is the section of every design behind the balancer, when
+// the results have its rounds (results saved before it have none).
+func everyDesign(res *Results) string {
+	if len(res.DesignCost) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Every design behind the balancer\n\n")
+	fmt.Fprintf(&b, "How each design's cost changes once it is no longer the only serialiser: every design of the anomaly table that serves the kv workload "+
+		"(%s), the kv workload's puts with %d callers, at %d replicas behind `%s` against the same design dialled at one replica. "+
+		"Rounds of %s, every arm of every design once per block in an order drawn for the block, %d blocks, "+
+		"chosen so that two arms per design fit the study's budget with enough blocks for an interval. "+
+		"Each design's arm against its own `direct ×1` in the same block, paired as above.\n\n",
+		strings.Join(res.Designs, ", "), res.Callers, res.DesignReplicas, res.DesignFront, res.DesignRound, res.DesignBlocks)
+	var cs []Compared
+	for _, d := range res.Designs {
+		cs = append(cs, Compare(res.DesignRounds(d), DesignBaseline(d).Name())...)
+	}
+	b.WriteString(costTable(cs))
 	return b.String()
 }
 

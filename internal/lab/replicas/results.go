@@ -29,6 +29,27 @@ type Results struct {
 	DBBaseline string
 	NGrinder   []Round
 	RPCX       []Level
+	// DesignCost are the rounds of every design behind the balancer
+	// (DesignArms), each design's arm compared with its own baseline
+	// (DesignBaseline); Designs are those designs, in the registry's order.
+	// Results saved before it have none, and their page has no section.
+	DesignCost     []Round  `json:",omitempty"`
+	Designs        []string `json:",omitempty"`
+	DesignFront    string   `json:",omitempty"`
+	DesignReplicas int      `json:",omitempty"`
+	DesignRound    string   `json:",omitempty"`
+	DesignBlocks   int      `json:",omitempty"`
+}
+
+// DesignRounds are the rounds of DesignCost of one design.
+func (r *Results) DesignRounds(design string) []Round {
+	var out []Round
+	for _, x := range r.DesignCost {
+		if x.Design == design {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // AnomalyRow is one design under one front of the anomaly table.
@@ -96,6 +117,7 @@ func (r AnomalyRow) Fenced() int64 {
 // Round is one arm's run in one block.
 type Round struct {
 	Arm      string
+	Design   string `json:",omitempty"` // the arm's own design, where it has one
 	Replicas int
 	Block    int
 	Calls    int64

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,6 +82,18 @@ func runAll(ctx context.Context, o Options, res *Results, db *studyDB, dbArms []
 	if res.Cost, err = rounds(ctx, o, CostArms(o.CostReplicas), KV, o.Callers, o.Blocks, nil); err != nil {
 		return nil, err
 	}
+	fmt.Fprintln(log, "replicas: every design behind the balancer")
+	every := o
+	every.Round = o.DesignRound
+	if res.DesignCost, err = rounds(ctx, every, DesignArms(), KV, o.Callers, o.DesignBlocks, nil); err != nil {
+		return nil, err
+	}
+	for _, a := range DesignArms() {
+		if !slices.Contains(res.Designs, a.Design) {
+			res.Designs = append(res.Designs, a.Design)
+		}
+	}
+	res.DesignFront, res.DesignReplicas, res.DesignRound, res.DesignBlocks = DesignFront.Name, DesignReplicas, o.DesignRound.String(), o.DesignBlocks
 	fmt.Fprintln(log, "replicas: cost rounds over the database")
 	if res.DBCost, err = rounds(ctx, o, dbArms, Bank, o.Callers, o.Blocks, db); err != nil {
 		return nil, err
@@ -201,7 +214,9 @@ func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers
 		}
 	}()
 	var names []string
+	design := map[string]string{}
 	for _, a := range arms {
+		design[a.Name()] = a.Design
 		cfg := Config{Server: o.Server, Mode: cmp.Or(a.Design, o.CostDesign), Replicas: a.Replicas, Front: a.Front, ReplicaCPUs: o.ReplicaCPUs}
 		if a.DB {
 			if db == nil {
@@ -225,7 +240,7 @@ func rounds(ctx context.Context, o Options, arms []Arm, workload string, callers
 			if err != nil {
 				return nil, fmt.Errorf("replicas: %s, block %d: %w", name, b+1, err)
 			}
-			r.Arm, r.Replicas, r.Block = name, cl.Config().Replicas, b
+			r.Arm, r.Design, r.Replicas, r.Block = name, design[name], cl.Config().Replicas, b
 			out = append(out, r)
 		}
 	}
