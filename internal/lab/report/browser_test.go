@@ -10,7 +10,11 @@ package report
 
 import (
 	"image"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +77,54 @@ func TestForestSVGRendersInBrowser(t *testing.T) {
 	// pixel rows tall at this size (41 rows when written): half of that is
 	// the floor.
 	assert.Greater(t, drawn, 20, "the points and their intervals are drawn in colour")
+}
+
+// TestCommittedPicturesRenderInBrowser opens every picture a committed
+// results page links (docs/results/**/*.md) in Chromium on its own: each is
+// there, parses whole as SVG, and a forest plot carries the title its link
+// gives as text. Every report.md links one. The control: the same picture
+// cut short does not parse.
+func TestCommittedPicturesRenderInBrowser(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	results := filepath.Join(root, "docs", "results")
+	link := regexp.MustCompile(`!\[([^\]]*)\]\(([^)\s]+\.svg)\)`)
+	var pages, pictures int
+	var first []byte
+	require.NoError(t, filepath.WalkDir(results, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".md") {
+			return err
+		}
+		md, err := os.ReadFile(path)
+		require.NoError(t, err)
+		links := link.FindAllStringSubmatch(string(md), -1)
+		if d.Name() == "report.md" {
+			pages++
+			assert.NotEmpty(t, links, "%s links no picture", path)
+		}
+		for _, m := range links {
+			svg, err := os.ReadFile(filepath.Join(filepath.Dir(path), m[2]))
+			if !assert.NoError(t, err, "%s links %s", path, m[2]) {
+				continue
+			}
+			pictures++
+			texts := charttest.SVGTexts(t, filepath.Base(m[2]), svg)
+			if filepath.Base(m[2]) == ForestFile {
+				assert.Contains(t, texts, m[1], "%s: the plot's title is its link's", path)
+			}
+			if first == nil {
+				first = svg
+			}
+		}
+		return nil
+	}))
+	require.Positive(t, pages)
+	require.NotNil(t, first)
+	t.Logf("%d pictures of %d report.md pages and the other pages rendered", pictures, pages)
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cut.svg")
+	require.NoError(t, os.WriteFile(file, first[:len(first)/2], 0o644))
+	dom := string(charttest.Run(t, dir, file, "--dump-dom"))
+	assert.True(t, !strings.Contains(dom, "<svg") || strings.Contains(dom, "parsererror"), "a picture cut short does not parse")
 }
