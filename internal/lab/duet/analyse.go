@@ -302,12 +302,12 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 				if a.Role == RoleBaseline {
 					continue
 				}
+				// Rounds recorded before the counts were read carry zeros.
 				var x, b []float64
-				for _, r := range clean {
-					mx, okx := usable(r, a.Name)
-					mb, okb := usable(r, base.Name)
-					if okx && okb && m.Of(mx) > 0 && m.Of(mb) > 0 {
-						x, b = append(x, m.Of(mx)), append(b, m.Of(mb))
+				px, pb := pairs(a.Name, m)
+				for i := range px {
+					if px[i] > 0 && pb[i] > 0 {
+						x, b = append(x, px[i]), append(b, pb[i])
 					}
 				}
 				if len(x) < 3 {

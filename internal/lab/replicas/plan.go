@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -71,48 +72,22 @@ var Defaults = Options{
 // withDefaults fills every zero knob from Defaults.
 func (o Options) withDefaults() Options {
 	d := Defaults
-	if o.ReplicaCPUs == 0 {
-		o.ReplicaCPUs = d.ReplicaCPUs
-	}
-	if o.AnomalyReplicas == 0 {
-		o.AnomalyReplicas = d.AnomalyReplicas
-	}
-	if o.AnomalyRun == 0 {
-		o.AnomalyRun = d.AnomalyRun
-	}
-	if o.Callers == 0 {
-		o.Callers = d.Callers
-	}
+	o.ReplicaCPUs = cmp.Or(o.ReplicaCPUs, d.ReplicaCPUs)
+	o.AnomalyReplicas = cmp.Or(o.AnomalyReplicas, d.AnomalyReplicas)
+	o.AnomalyRun = cmp.Or(o.AnomalyRun, d.AnomalyRun)
+	o.Callers = cmp.Or(o.Callers, d.Callers)
 	if o.CostReplicas == nil {
 		o.CostReplicas = d.CostReplicas
 	}
-	if o.CostDesign == "" {
-		o.CostDesign = d.CostDesign
-	}
-	if o.Round == 0 {
-		o.Round = d.Round
-	}
-	if o.Blocks == 0 {
-		o.Blocks = d.Blocks
-	}
-	if o.SeedBlocks == 0 {
-		o.SeedBlocks = d.SeedBlocks
-	}
-	if o.Seed == 0 {
-		o.Seed = d.Seed
-	}
-	if o.DBFront == "" {
-		o.DBFront = d.DBFront
-	}
-	if o.DBReplicas == 0 {
-		o.DBReplicas = d.DBReplicas
-	}
-	if o.DesignRound == 0 {
-		o.DesignRound = d.DesignRound
-	}
-	if o.DesignBlocks == 0 {
-		o.DesignBlocks = d.DesignBlocks
-	}
+	o.CostDesign = cmp.Or(o.CostDesign, d.CostDesign)
+	o.Round = cmp.Or(o.Round, d.Round)
+	o.Blocks = cmp.Or(o.Blocks, d.Blocks)
+	o.SeedBlocks = cmp.Or(o.SeedBlocks, d.SeedBlocks)
+	o.Seed = cmp.Or(o.Seed, d.Seed)
+	o.DBFront = cmp.Or(o.DBFront, d.DBFront)
+	o.DBReplicas = cmp.Or(o.DBReplicas, d.DBReplicas)
+	o.DesignRound = cmp.Or(o.DesignRound, d.DesignRound)
+	o.DesignBlocks = cmp.Or(o.DesignBlocks, d.DesignBlocks)
 	return o
 }
 
