@@ -49,6 +49,7 @@ func main() {
 	fs.IntVar(&o.DBPool, "db-pool", o.DBPool, "-backend mysql: database connections open at most")
 	fs.StringVar(&o.Cache, "cache", o.Cache, "-backend mysql: none, or redis: a cache-aside for balances and histories, invalidated by every transfer before it is answered")
 	fs.StringVar(&o.RedisAddr, "redis-addr", o.RedisAddr, "-cache redis: the Redis server's host:port; empty starts a private Redis for the server's lifetime")
+	fs.StringVar(&o.DBTemplate, "db-template", o.DBTemplate, "-backend mysql without -db-dsn: copy the private MariaDB's data directory from this one (made by mariadb-install-db, used by no server) instead of installing one")
 	fs.StringVar(&o.DBOwner, "db-owner", o.DBOwner, "-backend mysql, -mode routed-owner: this replica's name in the database's ownership table (empty: host name/process id)")
 	fs.BoolVar(&o.DBNoFencing, "db-no-fencing", o.DBNoFencing, "-backend mysql, -mode routed-owner: skip the epoch check of every write-through. A control for tests only: a replica that lost its accounts then overwrites the new owner's changes")
 	fs.StringVar(&o.RequireKey, "require-key", o.RequireKey, "refuse (INVALID_ARGUMENT) every data call that does not carry this request header, e.g. x-key: for replicas behind a balancer that routes by it (empty: no header needed)")

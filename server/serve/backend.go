@@ -39,6 +39,14 @@ func (o Options) checkBackend() error {
 		if o.Cache == CacheNone && o.RedisAddr != "" {
 			return fmt.Errorf("-redis-addr is only used with -cache %s", CacheRedis)
 		}
+		if o.DBTemplate != "" {
+			if o.DBDSN != "" {
+				return fmt.Errorf("-db-template is only used without -db-dsn (for the private MariaDB)")
+			}
+			if !dbinst.IsData(o.DBTemplate) {
+				return fmt.Errorf("-db-template %q: not a MariaDB data directory (no mysql/ in it; make one with mariadb-install-db)", o.DBTemplate)
+			}
+		}
 		if len(o.DBOwner) > dbbank.MaxOwner {
 			return fmt.Errorf("-db-owner %q: want at most %d bytes", o.DBOwner, dbbank.MaxOwner)
 		}
@@ -47,7 +55,7 @@ func (o Options) checkBackend() error {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"db-dsn", o.DBDSN != ""}, {"cache", o.Cache != CacheNone}, {"redis-addr", o.RedisAddr != ""}, {"db-owner", o.DBOwner != ""}, {"db-no-fencing", o.DBNoFencing}} {
+	}{{"db-dsn", o.DBDSN != ""}, {"db-template", o.DBTemplate != ""}, {"cache", o.Cache != CacheNone}, {"redis-addr", o.RedisAddr != ""}, {"db-owner", o.DBOwner != ""}, {"db-no-fencing", o.DBNoFencing}} {
 		if f.set {
 			return fmt.Errorf("-%s is only used with -backend %s", f.name, server.BackendMySQL)
 		}
@@ -76,7 +84,7 @@ func (o Options) privateServers(ctx context.Context, cfg *server.Config, stderr 
 		_ = os.RemoveAll(dir)
 	}
 	if o.DBDSN == "" {
-		db, err := dbinst.StartMariaDB(ctx, dir+"/mariadb")
+		db, err := dbinst.StartMariaDBFrom(ctx, dir+"/mariadb", o.DBTemplate)
 		if err != nil {
 			stop()
 			return func() {}, err

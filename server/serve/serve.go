@@ -63,6 +63,7 @@ type Options struct {
 	MetricsAddr   string        // -metrics-addr
 	Backend       string        // -backend: one of server.Backends
 	DBDSN         string        // -db-dsn: empty starts a private MariaDB
+	DBTemplate    string        // -db-template: the private MariaDB's data directory copied from this one, not installed
 	DBPool        int           // -db-pool
 	Cache         string        // -cache: none or redis
 	RedisAddr     string        // -redis-addr: empty (with -cache redis) starts a private Redis

@@ -24,9 +24,14 @@ var Metrics = []Metric{
 // order reports list them: estimated for every arm against the baseline,
 // never judged. A design or a known spin that costs more CPU per call
 // than its own work does so by splitting the server's work differently:
-// more wake-ups of its threads, more system calls, per call.
+// more wake-ups of its threads, more system calls, per call. Wake-ups per
+// second say whether their rate followed the calls or the shared CPU: a
+// server that shares a CPU is put back on it at about the same rate
+// whatever it serves, so a cost per wake-up is a cost per second, and an
+// arm that serves fewer calls pays more of it on each.
 var Anatomy = []Metric{
 	{Name: "wake-ups/call", Of: Measure.WakeupsPerCall},
+	{Name: "wake-ups/s", Of: Measure.WakeupsPerSec},
 	{Name: "syscalls/call", Of: Measure.SyscallsPerCall},
 }
 

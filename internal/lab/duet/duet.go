@@ -96,6 +96,15 @@ func (m Measure) WakeupsPerCall() float64 {
 	return float64(m.Wakeups) / float64(m.Requests)
 }
 
+// WakeupsPerSec is the server's wake-ups per second of the window (0
+// without them).
+func (m Measure) WakeupsPerSec() float64 {
+	if m.Window <= 0 {
+		return 0
+	}
+	return float64(m.Wakeups) / m.Window
+}
+
 // SyscallsPerCall is the server's read and write system calls per call (0
 // without them).
 func (m Measure) SyscallsPerCall() float64 {

@@ -293,3 +293,44 @@ func TestAnatomyOfACall(t *testing.T) {
 	require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
 	assert.NotContains(t, b.String(), "## How a call's CPU was spent")
 }
+
+// TestWakeupsPerSecond: rounds whose servers are all put on the CPU at the
+// same rate, whatever they serve, read the same wake-ups per second for
+// every arm, and more per call for the arm that serves fewer calls; the
+// control, wake-ups that follow the calls, reads the same per call and
+// fewer per second for that arm.
+func TestWakeupsPerSecond(t *testing.T) {
+	m := newMachine(5)
+	o := DefaultOptions
+	o.Known = 2 * time.Microsecond
+	for _, perSecond := range []bool{true, false} {
+		rounds := m.rounds("g", 1, 12)
+		for i := range rounds {
+			for j := range rounds[i].Arms {
+				a := &rounds[i].Arms[j]
+				a.Wakeups = a.Requests / 4
+				if perSecond {
+					a.Wakeups = uint64(5000 * a.Window)
+				}
+			}
+		}
+		res, err := Analyse(groupsOf("g"), rounds, o)
+		require.NoError(t, err)
+		g := res.Groups[0]
+		got := map[string]float64{}
+		for _, e := range g.Anatomy {
+			got[e.Design+" "+e.Metric] = e.Ratio
+		}
+		require.NotNil(t, g.Known)
+		calls := g.Known.Calls.Ratio // the known arm's calls/s against the baseline's
+		require.Less(t, calls, 0.99)
+		if perSecond {
+			assert.InDelta(t, 1.0, got["mutex +2µs wake-ups/s"], 0.005)
+			assert.InDelta(t, 1/calls, got["mutex +2µs wake-ups/call"], 0.01)
+			assert.InDelta(t, 5000, g.Medians["mutex wake-ups/s"], 1)
+		} else {
+			assert.InDelta(t, calls, got["mutex +2µs wake-ups/s"], 0.01)
+			assert.InDelta(t, 1.0, got["mutex +2µs wake-ups/call"], 0.005)
+		}
+	}
+}

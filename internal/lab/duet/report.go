@@ -109,7 +109,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 	}
 	if slices.ContainsFunc(r.Groups, func(g Group) bool { return len(g.Anatomy) > 0 }) {
 		p("\n## How a call's CPU was spent, not judged\n\n")
-		p("Each arm's server threads' wake-ups (the times they were put on a CPU) and its read and write system calls, per call: the median over the rounds, and the arm against the baseline paired by round. An arm that spends more CPU per call than its own work accounts for splits the server's work into more pieces.\n\n")
+		p("Each arm's server threads' wake-ups (the times they were put on a CPU), per call and per second, and its read and write system calls per call: the median over the rounds, and the arm against the baseline paired by round. An arm that spends more CPU per call than its own work accounts for splits the server's work into more pieces. Where its wake-ups per second stay the baseline's, they came at the rate of the shared CPU, not of its calls: their cost is paid per second, and an arm that serves fewer calls pays more of it on each, the known-answer arm too (docs/methodology.md, \"What the known answer measures\").\n\n")
 		p("| group | arm |")
 		for _, m := range Anatomy {
 			p(" %s | against the baseline |", m.Name)
@@ -121,7 +121,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 				for _, m := range Anatomy {
 					med, vs := "—", "—"
 					if v, ok := g.Medians[a.Name+" "+m.Name]; ok {
-						med = fmt.Sprintf("%.2f", v)
+						med = anatomyFigure(v)
 					}
 					if a.Role == RoleBaseline {
 						vs = "(baseline)"
@@ -212,4 +212,13 @@ func dropReasons(drops []string) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, count[k]))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// anatomyFigure prints a median of the anatomy: per call to two decimals,
+// a rate per second to the unit.
+func anatomyFigure(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
 }

@@ -1,6 +1,10 @@
 package run
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/duet"
+	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
 // TestDuetForeign: on a set the lab's processes used 0.6 of, interrupts (its
@@ -52,7 +57,6 @@ func TestDuetApplies(t *testing.T) {
 	assert.Empty(t, DuetApplies(cfg), "the control")
 	for name, change := range map[string]func(o *Options){
 		"k6":       func(o *Options) { o.Drivers = "k6" },
-		"database": func(o *Options) { o.Workloads = "bank-A"; o.Factors = map[string]string{"backend": "mysql"} },
 		"open":     func(o *Options) { o.Model, o.Rates, o.VUs = "open", "100", "" },
 		"unpinned": func(o *Options) { o.Pin = false },
 	} {
@@ -63,4 +67,47 @@ func TestDuetApplies(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.NotEmpty(t, DuetApplies(cfg), name)
 	}
+	// Over a database the arms' files go on a tmpfs: a plan runs side by
+	// side where DBFilesRoot is one, isolated where it is not.
+	o := base
+	o.Workloads, o.Factors = "bank-A", map[string]string{"backend": "mysql"}
+	cfg, err = NewConfig(o, 2)
+	require.NoError(t, err)
+	require.True(t, isTmpfs(DBFilesRoot), "this machine's %s", DBFilesRoot)
+	assert.Empty(t, DuetApplies(cfg), "database, files on a tmpfs")
+	root := DBFilesRoot
+	t.Cleanup(func() { DBFilesRoot = root })
+	DBFilesRoot = t.TempDir()
+	if isTmpfs(DBFilesRoot) {
+		t.Fatalf("%s is a tmpfs: the control needs a directory that is not", DBFilesRoot)
+	}
+	assert.Contains(t, DuetApplies(cfg), "is not one", "database, no tmpfs")
+}
+
+// TestDBFiles: a runner's database directory holds an installed data
+// directory, is removed when the runner is done, and one left by a runner
+// that died is removed by the next; a live runner's is left alone (the
+// control).
+func TestDBFiles(t *testing.T) {
+	root := DBFilesRoot
+	t.Cleanup(func() { DBFilesRoot = root })
+	DBFilesRoot = filepath.Join(root, fmt.Sprintf("locklab-test-%d", os.Getpid()))
+	require.NoError(t, os.MkdirAll(DBFilesRoot, 0o700))
+	t.Cleanup(func() { _ = os.RemoveAll(DBFilesRoot) })
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	stale := filepath.Join(DBFilesRoot, fmt.Sprintf("%s%d", dbFilesPrefix, dead.Process.Pid))
+	live := filepath.Join(DBFilesRoot, fmt.Sprintf("%s%d", dbFilesPrefix, os.Getppid()))
+	for _, d := range []string{stale, live} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+	}
+
+	f, err := newDBFiles(t.Context())
+	require.NoError(t, err)
+	assert.NoDirExists(t, stale, "a dead runner's")
+	assert.DirExists(t, live, "a live runner's")
+	assert.True(t, dbinst.IsData(f.template))
+	assert.Equal(t, []string{"TMPDIR=" + f.dir}, f.env())
+	require.NoError(t, f.close())
+	assert.NoDirExists(t, f.dir)
 }

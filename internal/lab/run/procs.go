@@ -78,7 +78,7 @@ type serverProc struct {
 
 // startServer starts bin with args (which choose the mode and port 0),
 // pinned to cpus with gomaxprocs Ps, and waits for its listening line.
-func startServer(bin string, args []string, cpus []int, gomaxprocs int, logPath string) (*serverProc, error) {
+func startServer(bin string, args []string, cpus []int, gomaxprocs int, logPath string, env ...string) (*serverProc, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func startServer(bin string, args []string, cpus []int, gomaxprocs int, logPath 
 	s := &serverProc{log: log, stderr: newLineWatcher(log), waited: make(chan struct{})}
 	argv := pinned(cpus, append([]string{bin}, args...))
 	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Env = append(os.Environ(), gomaxprocsEnv(gomaxprocs)...)
+	s.cmd.Env = append(append(os.Environ(), gomaxprocsEnv(gomaxprocs)...), env...)
 	s.cmd.Stdout = log
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {

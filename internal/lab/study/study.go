@@ -58,6 +58,11 @@ type Study struct {
 // for a fixed 20 rounds.
 const duetMethod = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 20 -precision 0"
 
+// knownAnswer is the known-answer study's plan: the baseline, its twin and
+// the baseline with a known spin, side by side, the Go driver at 10
+// callers and h2load at 100, for a fixed 20 rounds.
+const knownAnswer = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex -reps 20 -precision 0"
+
 // Studies is the catalogue: every study, one row each. `make study
 // NAME=...` and `go run ./cmd/compare -study NAME` run a row; the listing,
 // make help, the index of docs/results/README.md and the budget test read
@@ -84,6 +89,16 @@ var Studies = []Study{
 			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
 		},
 		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
+	},
+	{
+		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 7 * time.Minute,
+		Plans: []Plan{
+			{Sub: "500ns", Args: knownAnswer + " -known 500ns"},
+			{Sub: "2us", Args: knownAnswer + " -known 2us"},
+			{Sub: "8us", Args: knownAnswer + " -known 8us"},
+			{Sub: "quota-2us", Args: knownAnswer + " -known 2us -duet-cpu quota"},
+		},
+		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second",
 	},
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,

@@ -242,3 +242,39 @@ func TestMariaDBsStartedAtOnce(t *testing.T) {
 		assert.DirExists(t, filepath.Join(dir, strconv.Itoa(i), "tmp"))
 	}
 }
+
+// TestMariaDBFromTemplate: two servers started from one installed data
+// directory each get a copy of their own: what one commits the other does
+// not see, and the template is left as it was. A directory that is not a
+// data directory (the control) is refused before any server starts.
+func TestMariaDBFromTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "template", "data")
+	require.NoError(t, InstallData(t.Context(), tmpl))
+	require.True(t, IsData(tmpl))
+	before, err := os.ReadDir(tmpl)
+	require.NoError(t, err)
+
+	var dbs []*sql.DB
+	for _, name := range []string{"a", "b"} {
+		m, err := StartMariaDBFrom(t.Context(), filepath.Join(dir, name), tmpl)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = m.Stop() })
+		db, err := sql.Open("mysql", m.DSN())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		dbs = append(dbs, db)
+	}
+	_, err = dbs[0].ExecContext(t.Context(), "CREATE TABLE t (v INT)")
+	require.NoError(t, err)
+	_, err = dbs[1].ExecContext(t.Context(), "CREATE TABLE t (v INT)")
+	require.NoError(t, err, "b's copy has no table a made")
+	after, err := os.ReadDir(tmpl)
+	require.NoError(t, err)
+	assert.Equal(t, len(before), len(after), "the template is untouched")
+	_, err = os.Stat(filepath.Join(tmpl, Database))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no server ran on the template")
+
+	_, err = StartMariaDBFrom(t.Context(), filepath.Join(dir, "c"), t.TempDir())
+	require.ErrorContains(t, err, "not a MariaDB data directory")
+}
