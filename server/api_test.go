@@ -714,3 +714,28 @@ func TestUnservedWorkloadsAreUnimplemented(t *testing.T) {
 		assert.Positive(t, seen, "no mode refused a workload: the test would pass without the refusal")
 	}
 }
+
+// TestGetStatsWindowOnly: GetStats with WindowOnly reads the window's
+// figures without the state's summary, so it answers even when the stores
+// can no longer be reached (closed by Stop here; behind a busy design or
+// database pool in a run); the control, a full GetStats, needs the stores
+// and is UNAVAILABLE.
+func TestGetStatsWindowOnly(t *testing.T) {
+	ts := startServer(t, Config{Mode: "mutex"})
+	ctx := t.Context()
+	_, err := ts.counter.Increment(ctx, &pb.IncrementRequest{Delta: 1})
+	require.NoError(t, err)
+	full := ts.stats(t)
+	require.Positive(t, full.GetAccounts(), "the full answer has the bank's summary")
+
+	stopCtx, cancel := context.WithTimeout(ctx, stopTimeout)
+	defer cancel()
+	ts.srv.Stop(stopCtx)
+	admin := &adminService{mode: ts.srv.mode, st: ts.srv.st, m: newMetrics(nil, 1)}
+	got, err := admin.GetStats(ctx, &pb.GetStatsRequest{WindowOnly: true})
+	require.NoError(t, err)
+	assert.True(t, got.GetStoreBacked())
+	assert.Zero(t, got.GetAccounts(), "no summary")
+	_, err = admin.GetStats(ctx, &pb.GetStatsRequest{})
+	requireCode(t, codes.Unavailable, err, "the control: the summary needs the stores")
+}

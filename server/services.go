@@ -168,12 +168,15 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 	return &pb.ResetResponse{}, nil
 }
 
-// GetStats reports the state (store-backed modes only) and the measurements
-// of the window since the last Reset or the start.
-func (s *adminService) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
+// GetStats reports the state (store-backed modes only, unless WindowOnly)
+// and the measurements of the window since the last Reset or the start.
+func (s *adminService) GetStats(ctx context.Context, req *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
 	out := &pb.GetStatsResponse{Mode: s.mode.Name, StoreBacked: s.st != nil, LatencySampleEvery: uint32(s.sampleEvery)}
 	if s.st != nil {
 		for _, w := range s.st.ms.wls {
+			if req.GetWindowOnly() {
+				break
+			}
 			if err := w.stats(ctx, out); err != nil {
 				return nil, toStatus(err)
 			}

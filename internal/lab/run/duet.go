@@ -606,6 +606,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		return rd, err
 	}
 	self0, _ := procCPUSeconds(os.Getpid())
+	lab0 := labCPU(arms)
 	r.sample(ctx, arms, true)
 	if err := sleepCtx(ctx, window); err != nil {
 		return rd, err
@@ -615,12 +616,22 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		return rd, err
 	}
 	self1, _ := procCPUSeconds(os.Getpid())
+	lab1 := labCPU(arms)
 	r.sample(ctx, arms, false)
 	var serverCPU, driverCPU float64
 	for _, a := range arms {
 		a.m.Quota = quota
 		serverCPU += a.m.CPU
 		driverCPU += a.m.DriverCPU
+	}
+	if lab0.ok && lab1.ok {
+		// The lab's CPU read at the CPU sets' own instants: an arm's
+		// figures are read once its server has answered GetStats, which
+		// a server with many callers and a small share of the CPU answers
+		// hundreds of milliseconds late, and a different lateness at the
+		// two ends would count the lab's CPU as foreign, or the foreign
+		// as the lab's.
+		serverCPU, driverCPU = lab1.server-lab0.server, lab1.driver-lab0.driver
 	}
 	srvSet, drvSet := c1.Set(g.place.Server).Minus(c0.Set(g.place.Server)), c1.Set(g.place.Driver).Minus(c0.Set(g.place.Driver))
 	runner := max(0, self1-self0)
@@ -650,6 +661,37 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		}
 	}
 	return rd, nil
+}
+
+// labTotals is the lab's CPU at one instant: its arms' CPU groups (the
+// servers and their databases) and its drivers, in seconds; ok when every
+// arm has a group to read.
+type labTotals struct {
+	server, driver float64
+	ok             bool
+}
+
+// labCPU reads every arm's group and driver at once, without a call to
+// any server.
+func labCPU(arms []*duetArm) labTotals {
+	t := labTotals{ok: true}
+	for _, a := range arms {
+		if a.driver != nil && a.driver.Process != nil {
+			d, _ := procCPUSeconds(a.driver.Process.Pid)
+			t.driver += d
+		}
+		if a.group == nil {
+			t.ok = false
+			continue
+		}
+		u, err := a.group.Usage()
+		if err != nil {
+			t.ok = false
+			continue
+		}
+		t.server += u.Seconds()
+	}
+	return t
 }
 
 // duetForeign is the share of a CPU set's time in a round that something
@@ -714,7 +756,9 @@ func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
 		go func() {
 			defer wg.Done()
 			a.m.Arm = a.arm.Name
-			st, err := a.admin.GetStats(ctx, &locklabv1.GetStatsRequest{})
+			// The window alone: a bank's summary would wait behind the
+			// arm's callers (over a database, behind its pool).
+			st, err := a.admin.GetStats(ctx, &locklabv1.GetStatsRequest{WindowOnly: true})
 			if err != nil {
 				a.m.Failed = cmp.Or(a.m.Failed, "stats: "+err.Error())
 				return

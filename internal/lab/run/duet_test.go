@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/cgroup"
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/duet"
 	"github.com/locklab/locklab/workload/dbbank/dbinst"
@@ -110,4 +111,55 @@ func TestDBFiles(t *testing.T) {
 	assert.Equal(t, []string{"TMPDIR=" + f.dir}, f.env())
 	require.NoError(t, f.close())
 	assert.NoDirExists(t, f.dir)
+}
+
+// TestLabCPU: the lab's CPU at one instant is its arms' groups' and
+// drivers' CPU, read without a call to any server; an arm without a group
+// (the control) leaves the reading to the servers' own figures.
+func TestLabCPU(t *testing.T) {
+	c, err := cgroup.Open("/sys/fs/cgroup")
+	require.NoError(t, err)
+	var arms []*duetArm
+	var loops []int
+	for range 2 {
+		g, err := c.NewWeighted()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = g.Remove() })
+		busy := exec.Command("sh", "-c", "while :; do :; done")
+		require.NoError(t, busy.Start())
+		t.Cleanup(func() { _ = busy.Process.Kill(); _ = busy.Wait() })
+		require.NoError(t, g.Add(busy.Process.Pid))
+		loops = append(loops, busy.Process.Pid)
+		drv := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 60")
+		require.NoError(t, drv.Start())
+		t.Cleanup(func() { _ = drv.Process.Kill(); _ = drv.Wait() })
+		arms = append(arms, &duetArm{group: g, driver: drv})
+	}
+	// The loops' own CPU (schedstat, nanoseconds), read around the two
+	// readings: the groups hold nothing else.
+	ran := func() (sum float64) {
+		for _, pid := range loops {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+			require.NoError(t, err)
+			var ns int64
+			_, err = fmt.Sscan(string(b), &ns)
+			require.NoError(t, err)
+			sum += float64(ns) / 1e9
+		}
+		return sum
+	}
+	r0 := ran()
+	t0 := labCPU(arms)
+	time.Sleep(300 * time.Millisecond)
+	t1 := labCPU(arms)
+	r1 := ran()
+	require.True(t, t0.ok && t1.ok)
+	got := t1.server - t0.server
+	assert.Positive(t, got)
+	assert.LessOrEqual(t, got, r1-r0+0.005, "no more than the loops ran")
+	assert.InDelta(t, r1-r0, got, 0.02+0.1*(r1-r0), "the loops' CPU")
+	assert.Positive(t, t1.driver, "the drivers' CPU")
+
+	arms = append(arms, &duetArm{})
+	assert.False(t, labCPU(arms).ok, "the control: an arm without a group")
 }

@@ -139,7 +139,7 @@ var Studies = []Study{
 	},
 	{
 		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 30 * time.Minute,
-		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -reps 8"}},
+		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -time-budget 20m"}},
 		Desc:  "the bank in MariaDB, a private instance per run: every design that serves it, db-rowlock among them, at three database pools",
 	},
 	{

@@ -914,7 +914,13 @@ func (*ResetResponse) Descriptor() ([]byte, []int) {
 }
 
 type GetStatsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only the window's measurements (calls, CPU, the window, latency): leave
+	// out the state's summary (a bank's total, its accounts), which a
+	// store-backed server reads through its design and, over a database,
+	// with a query that waits behind every caller's. The side-by-side runner
+	// reads every arm at the same two instants with it.
+	WindowOnly    bool `protobuf:"varint,1,opt,name=window_only,json=windowOnly,proto3" json:"window_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -947,6 +953,13 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
 	return file_locklab_v1_locklab_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetStatsRequest) GetWindowOnly() bool {
+	if x != nil {
+		return x.WindowOnly
+	}
+	return false
 }
 
 // Counts of one RPC's answers since the server started.
@@ -1620,8 +1633,10 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\bscenario\x18\x01 \x01(\x0e2\x14.locklab.v1.ScenarioR\bscenario\x12\x1a\n" +
 	"\baccounts\x18\x02 \x01(\rR\baccounts\x12'\n" +
 	"\x0finitial_balance\x18\x03 \x01(\x03R\x0einitialBalance\"\x0f\n" +
-	"\rResetResponse\"\x11\n" +
-	"\x0fGetStatsRequest\"\x91\x01\n" +
+	"\rResetResponse\"2\n" +
+	"\x0fGetStatsRequest\x12\x1f\n" +
+	"\vwindow_only\x18\x01 \x01(\bR\n" +
+	"windowOnly\"\x91\x01\n" +
 	"\bRpcCount\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x04R\x05total\x125\n" +
 	"\x05codes\x18\x02 \x03(\v2\x1f.locklab.v1.RpcCount.CodesEntryR\x05codes\x1a8\n" +

@@ -211,7 +211,7 @@ func MariaDBVersion() string { return version(mariadbServer) }
 func RedisVersion() string { return version(redisServer) }
 
 // freePort is a loopback TCP port nobody listened on a moment ago.
-func freePort() (int, error) {
+var freePort = func() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("dbinst: %w", err)
@@ -264,13 +264,28 @@ func StartMariaDBFrom(ctx context.Context, dir, template string, extra ...string
 			return nil, err
 		}
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	m := &MariaDB{Dir: dir, Version: MariaDBVersion(), extra: extra}
+	// The port is free when freePort looks and taken back at once: a
+	// process started in between (another arm's server or driver, side by
+	// side) may bind it first. The server then cannot bind, says so in
+	// its log, and exits: it gets another port.
+	for try := 1; ; try++ {
+		if m.port, err = freePort(); err != nil {
+			return nil, err
+		}
+		err = m.start(ctx)
+		if err == nil || try == portTries || !strings.Contains(err.Error(), portTaken) {
+			return m, err
+		}
 	}
-	m := &MariaDB{Dir: dir, Version: MariaDBVersion(), port: port, extra: extra}
-	return m, m.start(ctx)
 }
+
+// portTries is how many ports StartMariaDB tries; portTaken is what
+// mariadbd's log says when another process bound its port first.
+const (
+	portTries = 3
+	portTaken = "Address already in use"
+)
 
 func (m *MariaDB) start(ctx context.Context) error {
 	// Each instance its own temporary directory: with the default /tmp,

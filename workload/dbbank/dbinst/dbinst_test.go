@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,4 +278,36 @@ func TestMariaDBFromTemplate(t *testing.T) {
 
 	_, err = StartMariaDBFrom(t.Context(), filepath.Join(dir, "c"), t.TempDir())
 	require.ErrorContains(t, err, "not a MariaDB data directory")
+}
+
+// TestMariaDBPortTakenMeanwhile: a port taken between freePort's look and
+// the server's bind (another process bound it first) makes the server
+// exit, and StartMariaDB starts it again on another port; the control, a
+// port taken on every try, is an error that says so.
+func TestMariaDBPortTakenMeanwhile(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	taken := held.Addr().(*net.TCPAddr).Port
+	real := freePort
+	t.Cleanup(func() { freePort = real })
+	tries := 0
+	freePort = func() (int, error) {
+		tries++
+		if tries == 1 {
+			return taken, nil
+		}
+		return real()
+	}
+	tmpl := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, InstallData(t.Context(), tmpl))
+	m, err := StartMariaDBFrom(t.Context(), filepath.Join(t.TempDir(), "db"), tmpl)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Stop() })
+	assert.Equal(t, 2, tries)
+	assert.NotEqual(t, taken, m.port)
+
+	freePort = func() (int, error) { return taken, nil }
+	_, err = StartMariaDBFrom(t.Context(), filepath.Join(t.TempDir(), "db"), tmpl)
+	require.ErrorContains(t, err, portTaken)
 }
