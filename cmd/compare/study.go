@@ -180,8 +180,10 @@ func (s *studyRun) run(ctx context.Context, out, warn io.Writer) error {
 	for i, c := range s.plans {
 		p := s.row.Plans[i]
 		// A study's folder holds its latest runs only: those of an earlier
-		// run go, packed or not; the runner rewrites the rest.
-		for _, f := range []string{record.RunsDir, record.RunsArchive, "logs.tar.gz"} {
+		// run go, packed or not, and so do its records, isolated or side
+		// by side (a study that changed mode would keep the other's); the
+		// runner rewrites the rest.
+		for _, f := range []string{record.RunsDir, record.RunsArchive, "logs.tar.gz", record.MetaFile, run.DuetMetaFile, run.DuetRoundsFile} {
 			if err := os.RemoveAll(filepath.Join(c.cfg.Out, f)); err != nil {
 				return err
 			}

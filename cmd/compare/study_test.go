@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/lab/run"
 	"github.com/locklab/locklab/internal/lab/study"
 )
 
@@ -207,7 +208,7 @@ func running(t *testing.T, pgid int) []string {
 
 // TestStudyRunsEveryPlan runs a throw-away study of two small plans against
 // the real server and Go driver: each plan writes its sub-folder, the runs
-// of an earlier run there go first, and each plan's meta.json names the
+// of an earlier run there go first (isolated or side by side), and each plan's meta.json names the
 // study's command and the plan.
 func TestStudyRunsEveryPlan(t *testing.T) {
 	server, _, loadBin := binaries(t)
@@ -219,6 +220,9 @@ func TestStudyRunsEveryPlan(t *testing.T) {
 	out := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "a"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "a", record.RunsArchive), []byte("an earlier run"), 0o644))
+	for _, f := range []string{run.DuetMetaFile, run.DuetRoundsFile} { // an earlier side-by-side run's
+		require.NoError(t, os.WriteFile(filepath.Join(out, "a", f), []byte("an earlier run"), 0o644))
+	}
 	t.Setenv("LOCKLAB_COMMAND", "make study NAME=scratch")
 	s, err := newStudyRunFrom(append(slices.Clone(study.Studies), row), "scratch",
 		[]string{"-study", "scratch", "-server", server, "-load", loadBin, "-out", out}, "")
@@ -230,6 +234,8 @@ func TestStudyRunsEveryPlan(t *testing.T) {
 	for _, p := range row.Plans {
 		dir := filepath.Join(out, p.Sub)
 		assert.NoFileExists(t, filepath.Join(dir, record.RunsArchive), "the earlier run's archive went")
+		assert.NoFileExists(t, filepath.Join(dir, run.DuetMetaFile), "and its side-by-side records")
+		assert.NoFileExists(t, filepath.Join(dir, run.DuetRoundsFile))
 		assert.DirExists(t, filepath.Join(dir, record.RunsDir))
 		meta, err := record.LoadMeta(os.DirFS(dir))
 		require.NoError(t, err)

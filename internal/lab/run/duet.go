@@ -32,6 +32,14 @@ import (
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
 )
 
+// DuetMetaFile and DuetRoundsFile are a side-by-side results folder's
+// records: the command, its commit and every group's arms; every round's
+// figures, one JSON line each.
+const (
+	DuetMetaFile   = "duet.json"
+	DuetRoundsFile = "rounds.jsonl"
+)
+
 // Measures are the ways the runner can measure, the default first.
 var Measures = []string{MeasureDuet, MeasureIsolated}
 
@@ -292,7 +300,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if err := r.probe(ctx); err != nil {
 		return err
 	}
-	if r.file, err = os.Create(filepath.Join(cfg.Out, "rounds.jsonl")); err != nil {
+	if r.file, err = os.Create(filepath.Join(cfg.Out, DuetRoundsFile)); err != nil {
 		return err
 	}
 	defer r.file.Close()
@@ -381,7 +389,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	}
 	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then a %v window read from every server at the same two instants; a round is dropped when steal or foreign CPU on either set passed %s",
 		r.cfg.Seed, r.cfg.Warmup, r.cfg.Duration, paired.PctAbs(r.cfg.Gate.MaxForeign)))
-	return record.WriteJSON(filepath.Join(r.cfg.Out, "duet.json"), m)
+	return record.WriteJSON(filepath.Join(r.cfg.Out, DuetMetaFile), m)
 }
 
 // quota is each arm's CPU in a group, in CPUs: its quota, or with equal
@@ -856,14 +864,14 @@ func tailOf(path string) string {
 // writes its report.md; -rerender calls it on a finished directory.
 func WriteDuetReport(dir string, out io.Writer) error {
 	var m duetMeta
-	b, err := os.ReadFile(filepath.Join(dir, "duet.json"))
+	b, err := os.ReadFile(filepath.Join(dir, DuetMetaFile))
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, "duet.json"), err)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, DuetMetaFile), err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "rounds.jsonl"))
+	raw, err := os.ReadFile(filepath.Join(dir, DuetRoundsFile))
 	if err != nil {
 		return err
 	}
@@ -935,6 +943,6 @@ func commitOf(m record.Meta) string {
 
 // IsDuetDir says whether a results directory holds side-by-side rounds.
 func IsDuetDir(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "duet.json"))
+	_, err := os.Stat(filepath.Join(dir, DuetMetaFile))
 	return err == nil
 }
