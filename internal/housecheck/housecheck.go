@@ -59,6 +59,11 @@ var Exceptions = []Exception{
 		Why:     "a study's raw runs — every run's record, logs and profiles' figures, hundreds of files — packed into one archive (make pack-results), in volumes of at most 1 MB where it is larger (runs.tar.gz, runs.2.tar.gz, …), which -rerender reads as they are",
 	},
 	{
+		Pattern: "docs/results/**/rounds.jsonl",
+		Max:     512 << 10,
+		Why:     "a side-by-side study's record: every round's figures for every arm of every group (the bank over a database: ten arms in six groups for 30 rounds), which its report is rendered from",
+	},
+	{
 		Pattern: "docs/results/**/capacity.json",
 		Max:     512 << 10,
 		Why:     "a capacity study's record: every point of its search — each design at each ladder rate and refinement in each of the blocks, and every overload run — with its figures, which its report is rendered from",
