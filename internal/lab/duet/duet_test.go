@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -333,4 +334,35 @@ func TestWakeupsPerSecond(t *testing.T) {
 			assert.InDelta(t, 1.0, got["mutex +2µs wake-ups/call"], 0.005)
 		}
 	}
+}
+
+// TestForestRowsWithoutAPrimary: a plan with no design beside the baseline
+// (its twin and the known spin alone) still draws its comparisons, the
+// A/A twin's, under a title that says so; with a design (the control) the
+// rows are the primaries.
+func TestForestRowsWithoutAPrimary(t *testing.T) {
+	calib := []Arm{testArms[0], testArms[1], testArms[2]}
+	m := newMachine(9)
+	var rounds []Round
+	for _, r := range m.rounds("g", 1, 12) {
+		r.Arms = slices.DeleteFunc(r.Arms, func(a Measure) bool { return a.Arm == "inputQ" })
+		rounds = append(rounds, r)
+	}
+	res, err := Analyse(map[string][]Arm{"g": calib}, rounds, DefaultOptions)
+	require.NoError(t, err)
+	require.Empty(t, res.Primaries)
+	rows := ForestRows(res)
+	require.Len(t, rows, len(Metrics))
+	for _, r := range rows {
+		assert.Contains(t, r.Label, "mutex (A/A) vs the baseline")
+		assert.True(t, r.Drawn)
+	}
+	assert.Contains(t, ForestTitle(res), "no primary comparison")
+
+	res, err = Analyse(groupsOf("g"), m.rounds("g", 13, 24), DefaultOptions)
+	require.NoError(t, err)
+	rows = ForestRows(res)
+	require.Len(t, rows, len(res.Primaries))
+	assert.Contains(t, rows[0].Label, "inputQ vs mutex")
+	assert.Contains(t, ForestTitle(res), "every primary comparison")
 }

@@ -26,7 +26,39 @@ type Header struct {
 
 // ForestTitle heads the forest plot, and is its alt text.
 func ForestTitle(r Result) string {
+	if len(r.Primaries) == 0 {
+		return fmt.Sprintf("Side by side, no primary comparison: the A/A twin against the baseline, effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
+	}
 	return fmt.Sprintf("Side by side, every primary comparison: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
+}
+
+// ForestRow is one row of the report's forest plot.
+type ForestRow struct {
+	Label         string
+	Ratio, Lo, Hi float64
+	Drawn         bool
+	Outcome       paired.Outcome
+}
+
+// ForestRows are the forest plot's rows: every primary comparison, or
+// where a plan has none (the baseline, its twin and the known spin alone)
+// the A/A twin's estimates, so that every report shows its comparisons.
+func ForestRows(r Result) []ForestRow {
+	var out []ForestRow
+	for _, p := range r.Primaries {
+		out = append(out, ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
+			Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, Drawn: p.Outcome != paired.OutcomeTooFew, Outcome: p.Outcome})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, g := range r.Groups {
+		for _, e := range g.AA {
+			out = append(out, ForestRow{Label: fmt.Sprintf("%s: %s vs the baseline, %s", g.Name, e.Design, e.Metric),
+				Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi, Drawn: e.N >= 3, Outcome: paired.OutcomeNotShown})
+		}
+	}
+	return out
 }
 
 // WriteMarkdown renders the analysis as report.md: the answer first, then

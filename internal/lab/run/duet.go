@@ -116,9 +116,17 @@ func DuetApplies(cfg Config) string {
 	case cfg.Profile != "" || cfg.Factors.Attributes() || cfg.Factors.Ledgers():
 		return "profiles, attribution and the latency ledger read one server's own time"
 	case len(cfg.Factors.Values(plan.Runtime)) > 1:
-		return "the runtime factor's arms are built apart"
+		// The runtime is an arm factor: a group would hold each design
+		// once per release, the baseline too, and the rounds name arms
+		// by design.
+		return "the runtime factor's arms are built apart, and a group would hold the baseline once per release"
 	case len(cfg.ServerCPUs) == 0:
 		return "the server and the driver need CPU sets of their own (two CPUs at least, -pin)"
+	case slices.ContainsFunc(cfg.Factors.Values(plan.ServerCPUs), func(v string) bool {
+		p, err := cfg.placement(plan.DefaultPoint().With(plan.ServerCPUs, v))
+		return err == nil && p.Shared
+	}):
+		return "a group whose server CPUs leave its drivers none of their own (-share-cpus) would have its drivers take CPU from the arms' groups"
 	case slices.ContainsFunc(cfg.Factors.Values(plan.Backend), plan.OverDatabase) && !isTmpfs(DBFilesRoot):
 		// On a disk, the databases' flushes kept kernel threads busy
 		// outside every arm's CPU group, past the gate's limit in the
@@ -891,9 +899,8 @@ func WriteDuetReport(dir string, out io.Writer) error {
 		return err
 	}
 	fo := chart.Forest{Title: duet.ForestTitle(res), XLabel: "effect against the baseline (%)", Margin: res.Options.Margin}
-	for _, p := range res.Primaries {
-		fo.Rows = append(fo.Rows, chart.ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
-			Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, Drawn: p.Outcome != paired.OutcomeTooFew, Outcome: p.Outcome})
+	for _, row := range duet.ForestRows(res) {
+		fo.Rows = append(fo.Rows, chart.ForestRow{Label: row.Label, Ratio: row.Ratio, Lo: row.Lo, Hi: row.Hi, Drawn: row.Drawn, Outcome: row.Outcome})
 	}
 	picture := ""
 	svg, err := fo.SVG()

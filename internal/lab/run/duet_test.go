@@ -57,9 +57,11 @@ func TestDuetApplies(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, DuetApplies(cfg), "the control")
 	for name, change := range map[string]func(o *Options){
-		"k6":       func(o *Options) { o.Drivers = "k6" },
-		"open":     func(o *Options) { o.Model, o.Rates, o.VUs = "open", "100", "" },
-		"unpinned": func(o *Options) { o.Pin = false },
+		"k6":          func(o *Options) { o.Drivers = "k6" },
+		"open":        func(o *Options) { o.Model, o.Rates, o.VUs = "open", "100", "" },
+		"unpinned":    func(o *Options) { o.Pin = false },
+		"runtimes":    func(o *Options) { o.Factors = map[string]string{"runtime": "go1.26.8,go1.27.3"} },
+		"shared CPUs": func(o *Options) { o.Factors = map[string]string{"server-cpus": "1,2"}; o.ShareCPUs = true },
 	} {
 		o := base
 		o.Factors = map[string]string{}
