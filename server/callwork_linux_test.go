@@ -31,18 +31,20 @@ func TestCallWorkSpinsOnTheCPUForItsTime(t *testing.T) {
 		}
 		return wall, used(after) - used(before)
 	}
-	// A busy machine may preempt the spin; one of a few tries has the CPU
-	// for most of its time.
+	// A busy machine may preempt the spin (a 2-CPU machine running the
+	// other packages' tests gave it half the CPU in five tries running);
+	// one of a few tries has the CPU for a good part of its time, and a
+	// sleep for almost none.
 	var best time.Duration
-	for range 5 {
+	for range 20 {
 		wall, cpu := measure(func() { spinFor(d) })
 		assert.GreaterOrEqual(t, wall, d)
-		if best = max(best, cpu); best > d/2 {
+		if best = max(best, cpu); best > d*3/4 {
 			break
 		}
 	}
-	assert.Greater(t, best, d/2, "the spin runs on the CPU")
+	assert.Greater(t, best, d/4, "the spin runs on the CPU")
 	wall, cpu := measure(func() { time.Sleep(d) })
 	assert.GreaterOrEqual(t, wall, d)
-	assert.Less(t, cpu, d/2, "the control sleeps: its time is off the CPU")
+	assert.Less(t, cpu, d/4, "the control sleeps: its time is off the CPU")
 }
