@@ -172,15 +172,14 @@ func (s *adminService) Reset(ctx context.Context, r *pb.ResetRequest) (*pb.Reset
 // and the measurements of the window since the last Reset or the start.
 func (s *adminService) GetStats(ctx context.Context, req *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
 	out := &pb.GetStatsResponse{Mode: s.mode.Name, StoreBacked: s.st != nil, LatencySampleEvery: uint32(s.sampleEvery)}
-	if s.st != nil {
+	if s.st != nil && !req.GetWindowOnly() {
 		for _, w := range s.st.ms.wls {
-			if req.GetWindowOnly() {
-				break
-			}
 			if err := w.stats(ctx, out); err != nil {
 				return nil, toStatus(err)
 			}
 		}
+	}
+	if s.st != nil {
 		out.QueueHighWater, out.QueueLen = s.st.queueHighWater(), s.st.queueLen()
 		out.Serial = s.st.serialWindow()
 	}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/locklab/locklab/internal/lab/proc"
 )
 
 // ErrUnavailable is returned by Open when the machine offers no CPU
@@ -121,7 +123,7 @@ func (c *Controller) sweep() {
 		}
 		ents, _ := os.ReadDir(root)
 		for _, e := range ents {
-			if pid, ok := ownerPID(e.Name()); e.IsDir() && ok && !alive(pid) {
+			if pid, ok := ownerPID(e.Name()); e.IsDir() && ok && !proc.Alive(pid) {
 				_ = removeDir(filepath.Join(root, e.Name()), root)
 			}
 		}
@@ -158,11 +160,6 @@ func ownerPID(name string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(p)
 	return pid, err == nil && pid > 0
-}
-
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Group is one CPU group with its quota.

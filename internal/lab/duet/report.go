@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/internal/lab/chart"
 	"github.com/locklab/locklab/internal/lab/paired"
 )
 
@@ -32,21 +33,13 @@ func ForestTitle(r Result) string {
 	return fmt.Sprintf("Side by side, every primary comparison: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
 }
 
-// ForestRow is one row of the report's forest plot.
-type ForestRow struct {
-	Label         string
-	Ratio, Lo, Hi float64
-	Drawn         bool
-	Outcome       paired.Outcome
-}
-
 // ForestRows are the forest plot's rows: every primary comparison, or
 // where a plan has none (the baseline, its twin and the known spin alone)
 // the A/A twin's estimates, so that every report shows its comparisons.
-func ForestRows(r Result) []ForestRow {
-	var out []ForestRow
+func ForestRows(r Result) []chart.ForestRow {
+	var out []chart.ForestRow
 	for _, p := range r.Primaries {
-		out = append(out, ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
+		out = append(out, chart.ForestRow{Label: fmt.Sprintf("%s: %s vs %s, %s (%s)", p.Group, p.Design, p.Baseline, p.Metric, p.Outcome),
 			Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, Drawn: p.Outcome != paired.OutcomeTooFew, Outcome: p.Outcome})
 	}
 	if len(out) > 0 {
@@ -54,7 +47,7 @@ func ForestRows(r Result) []ForestRow {
 	}
 	for _, g := range r.Groups {
 		for _, e := range g.AA {
-			out = append(out, ForestRow{Label: fmt.Sprintf("%s: %s vs the baseline, %s", g.Name, e.Design, e.Metric),
+			out = append(out, chart.ForestRow{Label: fmt.Sprintf("%s: %s vs the baseline, %s", g.Name, e.Design, e.Metric),
 				Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi, Drawn: e.N >= 3, Outcome: paired.OutcomeNotShown})
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/locklab/locklab/internal/lab/proc"
 )
 
 // ErrUnsupported is returned when this machine cannot make hosts: not root,
@@ -331,7 +333,7 @@ func sweep(ctx context.Context) ([]Name, error) {
 	// Links first: see remove.
 	for _, namespaces := range []bool{false, true} {
 		for _, n := range names {
-			if n.Namespace != namespaces || alive(n.PID) {
+			if n.Namespace != namespaces || proc.Alive(n.PID) {
 				continue
 			}
 			var err error
@@ -348,13 +350,6 @@ func sweep(ctx context.Context) ([]Name, error) {
 		}
 	}
 	return swept, errors.Join(errs...)
-}
-
-// alive says whether a process with this PID exists (signal 0 checks
-// without sending; EPERM means it exists but is not ours).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // freeNets returns n /30s of within, skipping every /30 that holds an

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/lab/proc"
 )
 
 // started makes hosts for a test and removes them when it ends, even if it
@@ -76,7 +78,7 @@ func deadOwner(t *testing.T) int {
 	t.Helper()
 	cmd := exec.Command("true")
 	require.NoError(t, cmd.Run())
-	require.False(t, alive(cmd.Process.Pid), "the PID was reused at once")
+	require.False(t, proc.Alive(cmd.Process.Pid), "the PID was reused at once")
 	return cmd.Process.Pid
 }
 

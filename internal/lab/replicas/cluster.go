@@ -349,13 +349,13 @@ func Sweep(ctx context.Context) error {
 	}
 	dead := map[int]int{}
 	for p, owner := range processes() {
-		if !alive(owner) && (ran[owner] || marked[p]) {
+		if !proc.Alive(owner) && (ran[owner] || marked[p]) {
 			dead[p] = owner
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
 	for p := range dead {
-		for i := 0; alive(p) && !gone(p) && i < 100; i++ {
+		for i := 0; proc.Alive(p) && !gone(p) && i < 100; i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -364,7 +364,7 @@ func Sweep(ctx context.Context) error {
 		err = errors.Join(err, e) // Open sweeps the groups of the dead
 	}
 	for d, owner := range workDirs() {
-		if !alive(owner) {
+		if !proc.Alive(owner) {
 			err = errors.Join(err, os.RemoveAll(d))
 		}
 	}
@@ -442,23 +442,4 @@ func gone(p int) bool {
 
 // workDirs are the clusters' directories in the temporary directory, and
 // their owners' PIDs.
-func workDirs() map[string]int {
-	out := map[string]int{}
-	ents, _ := os.ReadDir(os.TempDir())
-	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), workPrefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		p, _, _ := strings.Cut(rest, "-")
-		if owner, err := strconv.Atoi(p); err == nil {
-			out[filepath.Join(os.TempDir(), e.Name())] = owner
-		}
-	}
-	return out
-}
-
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+func workDirs() map[string]int { return proc.Owned(os.TempDir(), workPrefix) }

@@ -899,9 +899,7 @@ func WriteDuetReport(dir string, out io.Writer) error {
 		return err
 	}
 	fo := chart.Forest{Title: duet.ForestTitle(res), XLabel: "effect against the baseline (%)", Margin: res.Options.Margin}
-	for _, row := range duet.ForestRows(res) {
-		fo.Rows = append(fo.Rows, chart.ForestRow{Label: row.Label, Ratio: row.Ratio, Lo: row.Lo, Hi: row.Hi, Drawn: row.Drawn, Outcome: row.Outcome})
-	}
+	fo.Rows = duet.ForestRows(res)
 	picture := ""
 	svg, err := fo.SVG()
 	if err != nil {

@@ -2,14 +2,13 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/locklab/locklab/internal/lab/proc"
 	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
@@ -85,21 +84,9 @@ func (f *dbFiles) close() error { return os.RemoveAll(f.dir) }
 
 // removeStaleDBFiles removes the directories of runners no longer alive.
 func removeStaleDBFiles() {
-	entries, _ := os.ReadDir(DBFilesRoot)
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), dbFilesPrefix)
-		if !ok {
-			continue
+	for dir, owner := range proc.Owned(DBFilesRoot, dbFilesPrefix) {
+		if !proc.Alive(owner) {
+			_ = os.RemoveAll(dir)
 		}
-		pid, err := strconv.Atoi(rest)
-		if err != nil || pid <= 0 || pidAlive(pid) {
-			continue
-		}
-		_ = os.RemoveAll(filepath.Join(DBFilesRoot, e.Name()))
 	}
-}
-
-func pidAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
