@@ -46,6 +46,49 @@ func CellsWith(rep *report.Report, runsOf func(*report.Group) []*record.Run) []C
 	return out
 }
 
+// Header is the header of a table of the cell's figures: first, then
+// every mode with its runs, then every pair's difference.
+func (wc CellRuns) Header(first string) []string {
+	header := []string{first}
+	for _, m := range wc.Modes {
+		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
+	}
+	for _, p := range wc.Pairs {
+		header = append(header, p.Design+" − "+p.Against)
+	}
+	return header
+}
+
+// Row is one figure's row of such a table: its median in every mode with
+// its interval, then every pair's paired difference, or empty cells where
+// differences says the figure has none.
+func (wc CellRuns) Row(name string, unit report.Unit, value func(*record.Run) (float64, error), differences bool) ([]string, error) {
+	row := []string{name}
+	for _, m := range wc.Modes {
+		s, err := MedianOf(wc.Runs[m], value)
+		if err != nil {
+			return nil, err
+		}
+		row = append(row, report.FmtCI(s, unit.Format))
+	}
+	for _, p := range wc.Pairs {
+		if !differences {
+			row = append(row, "")
+			continue
+		}
+		e, ok, err := PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], value)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			row = append(row, "— (no block with both)")
+			continue
+		}
+		row = append(row, FmtDifference(e, unit))
+	}
+	return row, nil
+}
+
 // PairedDifference is a figure's per-block differences between two modes'
 // runs, paired by block (a block where either lacks it is left out), and
 // their mean with its interval; ok is false when no block has both.

@@ -154,14 +154,7 @@ func statesTable() report.Piece {
 // ledgerTable is one band's states, a row each, then their total and the
 // share of the calls' time the ledger placed.
 func ledgerTable(wc instrumented.CellRuns, b ledgerBand) (report.Rows, error) {
-	header := []string{"state"}
-	for _, m := range wc.Modes {
-		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
-	}
-	for _, p := range wc.Pairs {
-		header = append(header, p.Design+" − "+p.Against)
-	}
-	t := report.Rows{Header: header}
+	t := report.Rows{Header: wc.Header("state")}
 	type part struct {
 		name  string
 		unit  report.Unit
@@ -177,28 +170,9 @@ func ledgerTable(wc instrumented.CellRuns, b ledgerBand) (report.Rows, error) {
 			part{"share placed in a state", report.UnitShare, func(r *record.Run) (float64, error) { return r.Ledger.Accounted, nil }})
 	}
 	for _, pt := range parts {
-		row := []string{pt.name}
-		for _, m := range wc.Modes {
-			s, err := instrumented.MedianOf(wc.Runs[m], pt.value)
-			if err != nil {
-				return report.Rows{}, err
-			}
-			row = append(row, report.FmtCI(s, pt.unit.Format))
-		}
-		for _, p := range wc.Pairs {
-			if pt.unit != report.UnitUs {
-				row = append(row, "")
-				continue
-			}
-			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], pt.value)
-			if err != nil {
-				return report.Rows{}, err
-			}
-			if !ok {
-				row = append(row, "— (no block with both)")
-				continue
-			}
-			row = append(row, instrumented.FmtDifference(e, pt.unit))
+		row, err := wc.Row(pt.name, pt.unit, pt.value, pt.unit == report.UnitUs)
+		if err != nil {
+			return report.Rows{}, err
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -131,33 +131,11 @@ func categoriesTable() report.Piece {
 }
 
 func whyTable(wc instrumented.CellRuns) (report.Rows, error) {
-	header := []string{"per call"}
-	for _, m := range wc.Modes {
-		header = append(header, fmt.Sprintf("%s (%d runs)", m, len(wc.Runs[m])))
-	}
-	for _, p := range wc.Pairs {
-		header = append(header, p.Design+" − "+p.Against)
-	}
-	t := report.Rows{Header: header}
+	t := report.Rows{Header: wc.Header("per call")}
 	for _, part := range whyParts() {
-		row := []string{part.name}
-		for _, m := range wc.Modes {
-			s, err := instrumented.MedianOf(wc.Runs[m], part.value)
-			if err != nil {
-				return report.Rows{}, err
-			}
-			row = append(row, report.FmtCI(s, part.unit.Format))
-		}
-		for _, p := range wc.Pairs {
-			e, ok, err := instrumented.PairedDifference(wc.Runs[p.Design], wc.Runs[p.Against], part.value)
-			if err != nil {
-				return report.Rows{}, err
-			}
-			if !ok {
-				row = append(row, "— (no block with both)")
-				continue
-			}
-			row = append(row, instrumented.FmtDifference(e, part.unit))
+		row, err := wc.Row(part.name, part.unit, part.value, true)
+		if err != nil {
+			return report.Rows{}, err
 		}
 		t.Rows = append(t.Rows, row)
 	}
