@@ -70,6 +70,13 @@ type Config struct {
 	DropAfter time.Duration
 	// DialOptions are added to every connection's (tests).
 	DialOptions []grpc.DialOption
+	// Marks, when set (closed model), marks the measured window from
+	// outside: it runs from the first time received on it to the second,
+	// so that the windows of drivers started one after another can all
+	// match one observer's (cmd/load -window-signal: SIGUSR1). Warmup plus
+	// Duration then bound the whole run, which must take in both marks:
+	// the callers keep calling until the run's end, past the window.
+	Marks <-chan time.Time
 	// Timeline, when > 0, adds to the summary the window cut into
 	// intervals of this length: each interval's calls, errors and
 	// latency percentiles (by intended start in the open model, by end in
@@ -179,6 +186,12 @@ func (c *Config) Validate() error {
 	if c.Timeline < 0 || (c.Timeline > 0 && c.Duration/c.Timeline > maxTimeline) {
 		bad("timeline %v: want 0 (none) or an interval that cuts the window into at most %d", c.Timeline, maxTimeline)
 	}
+	if c.Marks != nil && c.Model != "closed" {
+		bad("a marked window: only in the closed model (the open model's calls count by their due time, set from the start)")
+	}
+	if c.Marks != nil && c.Timeline > 0 {
+		bad("a marked window and a timeline: the timeline's intervals start at a window known in advance")
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
@@ -244,9 +257,21 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	start := time.Now()
 	w := window{from: start.Add(cfg.Warmup), to: start.Add(cfg.Warmup + cfg.Duration)}
 	rec.timeline(w.from, cfg.Timeline)
-	if cfg.Model == "closed" {
-		runClosed(ctx, callers, w)
-	} else {
+	switch {
+	case cfg.Marks != nil:
+		done := make(chan struct{})
+		m := watchMarks(cfg.Marks, done)
+		runClosed(ctx, callers, window{from: start, to: w.to}, m)
+		close(done)
+		from, to, ok := m.window()
+		if !ok {
+			return nil, fmt.Errorf("%w: %d of its 2 marks came in the run's %v", ErrUnmarked, m.n.Load(), cfg.Warmup+cfg.Duration)
+		}
+		w = window{from: from, to: to}
+		cfg.Duration = to.Sub(from)
+	case cfg.Model == "closed":
+		runClosed(ctx, callers, w, w)
+	default:
 		runOpen(ctx, callers, w, cfg, rec.shard(0))
 	}
 	var interrupted error
@@ -269,6 +294,11 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	}
 	return sum, interrupted
 }
+
+// ErrUnmarked: a run whose window is marked from outside (Config.Marks)
+// ended before its second mark. Run returns no summary: no window was
+// measured.
+var ErrUnmarked = errors.New("load: the window was not marked")
 
 // ErrInterrupted: the run's context ended before the window did. Run
 // returns it with the summary of what ran.
@@ -354,9 +384,65 @@ func (w window) second(t time.Time) int {
 	return min(max(0, int(t.Sub(w.from)/time.Second)), last)
 }
 
-// runClosed lets every caller call back to back until the window ends. A
-// call is counted when it ends inside the window.
-func runClosed(ctx context.Context, callers []*caller, w window) {
+// counts says whether a call that ended at t is the window's, and in which
+// second of it.
+type counts interface {
+	count(t time.Time) (second int, ok bool)
+}
+
+func (w window) count(t time.Time) (int, bool) { return w.second(t), w.contains(t) }
+
+// marked is a window marked from outside while the run goes on
+// (Config.Marks): unix nanoseconds, 0 until marked.
+type marked struct {
+	from, to atomic.Int64
+	n        atomic.Int32
+}
+
+// watchMarks takes the first two marks; it stops at the second, or when
+// done closes.
+func watchMarks(marks <-chan time.Time, done <-chan struct{}) *marked {
+	m := &marked{}
+	go func() {
+		for m.n.Load() < 2 {
+			select {
+			case <-done:
+				return
+			case t, ok := <-marks:
+				if !ok {
+					return
+				}
+				if m.n.Add(1) == 1 {
+					m.from.Store(t.UnixNano())
+				} else {
+					m.to.Store(t.UnixNano())
+				}
+			}
+		}
+	}()
+	return m
+}
+
+func (m *marked) count(t time.Time) (int, bool) {
+	from, to, ns := m.from.Load(), m.to.Load(), t.UnixNano()
+	if from == 0 || ns < from || (to != 0 && ns >= to) {
+		return 0, false
+	}
+	return int((ns - from) / int64(time.Second)), true
+}
+
+// window is the marked window, once both marks came.
+func (m *marked) window() (from, to time.Time, ok bool) {
+	f, t := m.from.Load(), m.to.Load()
+	if f == 0 || t == 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	return time.Unix(0, f), time.Unix(0, t), true
+}
+
+// runClosed lets every caller call back to back until the run ends (run's
+// end). A call is counted when it ends inside the window (w).
+func runClosed(ctx context.Context, callers []*caller, run window, w counts) {
 	var wg sync.WaitGroup
 	for _, c := range callers {
 		wg.Go(func() {
@@ -364,10 +450,10 @@ func runClosed(ctx context.Context, callers []*caller, w window) {
 				t0 := time.Now()
 				res := c.do(ctx)
 				t1 := time.Now()
-				if w.contains(t1) && !ended(ctx, t1) { // a call cut short by the interruption is not the server's answer
-					c.rec.record(res, t1, t1.Sub(t0), w.second(t1))
+				if second, ok := w.count(t1); ok && !ended(ctx, t1) { // a call cut short by the interruption is not the server's answer
+					c.rec.record(res, t1, t1.Sub(t0), second)
 				}
-				if !t1.Before(w.to) {
+				if !t1.Before(run.to) {
 					return
 				}
 			}

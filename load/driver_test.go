@@ -469,3 +469,56 @@ func TestPerSecondCounts(t *testing.T) {
 		})
 	}
 }
+
+// A window marked from outside (Config.Marks) is the time between the two
+// marks, not -warmup and -duration's: the calls that ended in it are the
+// summary's, and the callers go on calling to the run's end. The control is
+// the run's own count of the calls it made: the marked window's are about
+// a third of them.
+func TestMarkedWindow(t *testing.T) {
+	addr, _ := startServer(t, "mutex")
+	cfg := quick(addr, "counter")
+	cfg.Warmup, cfg.Duration = 0, 1500*time.Millisecond
+	marks := make(chan time.Time)
+	cfg.Marks = marks
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		marks <- time.Now()
+		time.Sleep(500 * time.Millisecond)
+		marks <- time.Now()
+	}()
+	start := time.Now()
+	s, err := load.Run(t.Context(), cfg)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 1500*time.Millisecond, "the callers call to the run's end")
+	assert.InDelta(t, 0.5, s.DurationS, 0.05, "the window is the marks'")
+	all := s.AckedIncrementDelta / load.Workloads().Counter.Defaults.Delta
+	assert.Positive(t, s.Calls)
+	assert.Less(t, float64(s.Calls), 0.6*float64(all), "the window's calls are a part of the run's (%d of %d)", s.Calls, all)
+	assert.InDelta(t, float64(s.Calls)/s.DurationS, s.CallsPerS, 1)
+
+	// One mark only: no window was measured.
+	cfg.Duration = 600 * time.Millisecond
+	once := make(chan time.Time, 1)
+	once <- time.Now().Add(50 * time.Millisecond)
+	cfg.Marks = once
+	s, err = load.Run(t.Context(), cfg)
+	assert.ErrorIs(t, err, load.ErrUnmarked)
+	assert.Nil(t, s)
+}
+
+// A marked window is the closed model's, without a timeline.
+func TestMarkedWindowRefused(t *testing.T) {
+	for _, tw := range []func(*load.Config){
+		func(c *load.Config) { c.Model = "open" },
+		func(c *load.Config) { c.Timeline = 100 * time.Millisecond },
+	} {
+		cfg := quick("127.0.0.1:1", "counter")
+		cfg.Marks = make(chan time.Time)
+		tw(&cfg)
+		assert.ErrorContains(t, cfg.Validate(), "marked window")
+	}
+	cfg := quick("127.0.0.1:1", "counter")
+	cfg.Marks = make(chan time.Time)
+	assert.NoError(t, cfg.Validate(), "the control: closed, no timeline")
+}

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/locklab/locklab/load"
 )
@@ -57,9 +58,30 @@ func setGC(lookup func(string) (string, bool)) {
 // (SIGINT, SIGTERM), it stops early, still writes the summary of what ran,
 // and exits 1.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, out, err := parseFlags(args, stderr)
+	cfg, out, marks, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if marks {
+		// SIGUSR1 marks the window's two ends (-window-signal); caught
+		// from here on, before the run connects.
+		sig := make(chan os.Signal, 2)
+		signal.Notify(sig, syscall.SIGUSR1)
+		defer signal.Stop(sig)
+		ch := make(chan time.Time, 2)
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for range 2 {
+				select {
+				case <-done:
+					return
+				case <-sig:
+					ch <- time.Now()
+				}
+			}
+		}()
+		cfg.Marks = ch
 	}
 	sum, err := load.Run(ctx, cfg)
 	if sum == nil {
@@ -89,8 +111,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // parseFlags reads the command line into a validated load.Config and the
 // output path.
-func parseFlags(args []string, stderr io.Writer) (load.Config, string, error) {
-	cfg := load.DefaultConfig()
+func parseFlags(args []string, stderr io.Writer) (cfg load.Config, out string, marks bool, err error) {
+	cfg = load.DefaultConfig()
 	d := load.Workloads()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -111,20 +133,24 @@ func parseFlags(args []string, stderr io.Writer) (load.Config, string, error) {
 	fs.BoolVar(&cfg.Reset, "reset", false, "AdminService/Reset to -scenario and -accounts first")
 	fs.DurationVar(&cfg.Timeout, "timeout", load.DefaultTimeout, "per call")
 	fs.DurationVar(&cfg.Timeline, "timeline", 0, "cut the window into intervals this long and add each one's calls, errors and p50/p99 to the summary (0: none)")
-	out := fs.String("out", "", "write the locklab.load-summary/v1 JSON here (default stdout)")
+	fs.StringVar(&out, "out", "", "write the locklab.load-summary/v1 JSON here (default stdout)")
+	fs.BoolVar(&marks, "window-signal", false, "closed model: the measured window runs from the first SIGUSR1 to the second, and -warmup plus -duration bound the whole run, which must take in both")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, "", err
+			return cfg, "", false, err
 		}
-		return cfg, "", errUsage // flag has printed the error and the usage
+		return cfg, "", false, errUsage // flag has printed the error and the usage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "load: unexpected arguments %q\n", fs.Args())
-		return cfg, "", errUsage
+		return cfg, "", false, errUsage
+	}
+	if marks {
+		cfg.Marks = make(chan time.Time) // validated with a window to mark; run sets the real one
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, err)
-		return cfg, "", errUsage
+		return cfg, "", false, errUsage
 	}
-	return cfg, *out, nil
+	return cfg, out, marks, nil
 }

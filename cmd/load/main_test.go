@@ -6,8 +6,10 @@ import (
 	"errors"
 	"flag"
 	"net"
+	"os"
 	"path/filepath"
 	"runtime/debug"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,6 +53,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "soon"}, "invalid value"},
 		{[]string{"-nosuch"}, "not defined"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-window-signal", "-model", "open"}, "marked window"},
+		{[]string{"-window-signal", "-timeline", "100ms"}, "marked window"},
 	}
 	for _, tt := range tests {
 		var stderr bytes.Buffer
@@ -128,4 +132,24 @@ func TestRunInterruptedWritesSummary(t *testing.T) {
 	assert.Positive(t, s.Calls)
 	assert.Less(t, s.DurationS, 1.0)
 	assert.Zero(t, s.UnexpectedErrors)
+}
+
+// -window-signal: two SIGUSR1s mark the window; the summary covers the time
+// between them, not -duration.
+func TestWindowSignal(t *testing.T) {
+	addr := startServer(t)
+	out := filepath.Join(t.TempDir(), "s.json")
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t.Context(), []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "1500ms", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+	}()
+	time.Sleep(400 * time.Millisecond) // run catches SIGUSR1 from its first line
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+	time.Sleep(400 * time.Millisecond)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+	require.NoError(t, <-done)
+	s, err := summary.Read(out)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.4, s.DurationS, 0.05)
+	assert.Positive(t, s.Calls)
 }
