@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/internal/lab/duet"
 	"github.com/locklab/locklab/internal/lab/run"
 )
 
@@ -30,6 +31,8 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
 	fs.StringVar(&o.DuetCPU, "duet-cpu", run.DuetCPUs[0], "duet: how the arms share the server CPUs: "+strings.Join(run.DuetCPUs, ", ")+
 		" (quota: an equal fixed quota each, -server-share of the CPUs in all; weight: groups of equal weight, a fair share each with no throttling; none: the control, their threads compete)")
+	fs.StringVar(&o.DuetMetrics, "duet-metrics", "", "duet: the metrics every comparison is judged on, of "+strings.Join(duet.MetricNames(), ", ")+
+		" (default "+strings.Join(duet.DefaultMetricNames(), ",")+"); p99 is the callers' tail over each round's window")
 	return func(given map[string]bool) error {
 		if given["server-share"] && !(o.ServerShare > 0 && o.ServerShare <= 1) {
 			return fmt.Errorf("-server-share %v: want a share in (0, 1] of the server CPUs for all arms together", o.ServerShare)

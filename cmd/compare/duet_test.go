@@ -32,7 +32,7 @@ func TestDuetEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
 		"-measure", "duet", "-driver", "go,h2load", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "3", "-h2load-vus", "8",
-		"-warmup", "200ms", "-reps", "3", "-precision", "0", "-seed", "5",
+		"-warmup", "200ms", "-reps", "3", "-precision", "0", "-seed", "5", "-duet-metrics", "calls/s,CPU/call,p99",
 		"-max-foreign", "100%", // tests run beside each other; the gate's own tests are the duet package's
 		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
@@ -76,12 +76,14 @@ func TestDuetEndToEnd(t *testing.T) {
 			assert.Positive(t, m.DriverCPU, m.Arm)
 			assert.Positive(t, m.Wakeups, "the server's threads ran: %s", m.Arm)
 			assert.Positive(t, m.Syscalls, "the server read and wrote its connections: %s", m.Arm)
+			assert.Positive(t, m.P99, "its callers' p99 over the window: %s", m.Arm)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(out, "forest.svg"))
-	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |", "## How a call's CPU was spent"} {
+	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |", "## How a call's CPU was spent",
+		"| A/A p99 |", "on the callers' p99 latency", "| inputQ | p99 |"} {
 		assert.Contains(t, string(md), want)
 	}
 	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))
@@ -119,6 +121,7 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-duration", "100ms"}, "-duration"},
 		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},
+		{[]string{"-duet-metrics", "calls/s,p98"}, "-duet-metrics"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, err := parseFlags(tt.args, io.Discard)

@@ -13,11 +13,54 @@ import (
 	"github.com/locklab/locklab/internal/lab/paired"
 )
 
-// Metrics are the figures every comparison is judged on, in the order
-// reports list them: each with how to read it from an arm's measure.
+// Metrics are the figures a comparison can be judged on, in the order
+// reports list them: each with how to read it from an arm's measure, and
+// what a report calls it. The ones marked Default are judged unless the
+// plan names others (Options.Metrics). The p99 is the closed loop's tail at
+// the group's callers, side by side: each server's calls wait behind the
+// other arms' turns on the shared CPU, so it is a tail under equal shares,
+// not one server's alone (docs/methodology.md).
 var Metrics = []Metric{
-	{Name: "calls/s", Of: Measure.CallsPerSec},
-	{Name: "CPU/call", Of: Measure.CPUPerCall},
+	{Name: "calls/s", Of: Measure.CallsPerSec, Says: "calls/s", Default: true},
+	{Name: "CPU/call", Of: Measure.CPUPerCall, Says: "server CPU per call", Default: true},
+	{Name: "p99", Of: Measure.P99Ms, Says: "the callers' p99 latency"},
+}
+
+// MetricNames are the names of Metrics.
+func MetricNames() []string {
+	out := make([]string, len(Metrics))
+	for i, m := range Metrics {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// DefaultMetricNames are the names of the metrics judged when a plan
+// names none.
+func DefaultMetricNames() []string {
+	var out []string
+	for _, m := range (Options{}).Judged() {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// metricNamed finds one of Metrics.
+func metricNamed(name string) Metric {
+	i := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == name })
+	return Metrics[i]
+}
+
+// Judged are the metrics the comparisons are judged on: Options.Metrics in
+// the order of Metrics, or the default ones.
+func (o Options) Judged() []Metric {
+	var out []Metric
+	for _, m := range Metrics {
+		if (len(o.Metrics) == 0 && m.Default) || slices.Contains(o.Metrics, m.Name) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Anatomy are the figures that say how a call's CPU was spent, in the
@@ -39,6 +82,10 @@ var Anatomy = []Metric{
 type Metric struct {
 	Name string
 	Of   func(Measure) float64
+	// Says is what a report's sentences call it; Default, whether it is
+	// judged when the plan names none.
+	Says    string
+	Default bool
 }
 
 // Options are the analysis's rules, fixed before the data.
@@ -52,6 +99,8 @@ type Options struct {
 	MinUtil float64
 	// Known is the known-answer arm's extra spin per call.
 	Known time.Duration
+	// Metrics names the metrics judged (empty: the default ones).
+	Metrics []string `json:",omitempty"`
 }
 
 // DefaultOptions are the runner's.
@@ -237,11 +286,13 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 				g.LoadBound = append(g.LoadBound, a.Name)
 			}
 		}
+		// A pair needs both figures: a latency where the driver gave none
+		// (rounds recorded before it) is not one.
 		pairs := func(arm string, m Metric) (x, b []float64) {
 			for _, r := range clean {
 				mx, okx := usable(r, arm)
 				mb, okb := usable(r, base.Name)
-				if okx && okb {
+				if okx && okb && m.Of(mx) > 0 && m.Of(mb) > 0 {
 					x, b = append(x, m.Of(mx)), append(b, m.Of(mb))
 				}
 			}
@@ -250,14 +301,14 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 		for _, a := range g.Arms {
 			switch a.Role {
 			case RoleDesign:
-				for _, m := range Metrics {
+				for _, m := range o.Judged() {
 					x, b := pairs(a.Name, m)
 					cs = append(cs, paired.Comparison{Design: a.Name, Baseline: base.Name, Metric: m.Name, DesignValues: x, BaselineValues: b})
 					csGroup = append(csGroup, name)
 					g.Unpaired[a.Name+" "+m.Name] = unpairedHalfWidth(x, b)
 				}
 			case RoleTwin, RoleCeiling:
-				for _, m := range Metrics {
+				for _, m := range o.Judged() {
 					x, b := pairs(a.Name, m)
 					e := Estimate{Design: a.Name, Metric: m.Name, Unpaired: unpairedHalfWidth(x, b)}
 					if len(x) >= 3 {
@@ -276,7 +327,7 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 				// The spin runs in every data call, outside the
 				// stores: it adds its own CPU to each.
 				c := Calibration{TrueCPU: o.Known.Seconds()}
-				x, b := pairs(a.Name, Metrics[1])
+				x, b := pairs(a.Name, metricNamed("CPU/call"))
 				c.N = len(x)
 				if len(x) >= 3 {
 					d, _ := paired.Differences(x, b)
@@ -285,7 +336,7 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 					slices.Sort(cb)
 					med := stat.Quantile(0.5, stat.Empirical, cb, nil)
 					c.TrueCalls = med / (med + c.TrueCPU)
-					xc, bc := pairs(a.Name, Metrics[0])
+					xc, bc := pairs(a.Name, metricNamed("calls/s"))
 					c.Calls, _ = paired.Yuen(logRatios(xc, bc), o.Alpha)
 				}
 				g.Known = &c

@@ -67,6 +67,10 @@ type Measure struct {
 	// where they could not be read (and in rounds recorded before them).
 	Wakeups  uint64 `json:"wakeups,omitempty"`
 	Syscalls uint64 `json:"syscalls,omitempty"`
+	// P99 is the 99th percentile of the latency the arm's driver saw over
+	// the same window, in milliseconds: the calls that ended between the
+	// instants the servers were read. Zero in rounds recorded before it.
+	P99 float64 `json:"p99_ms,omitempty"`
 	// Failed says why the arm's figures cannot be used ("" when they can):
 	// the server or the driver failed.
 	Failed string `json:"failed,omitempty"`
@@ -87,6 +91,9 @@ func (m Measure) CPUPerCall() float64 {
 	}
 	return m.CPU / float64(m.Requests)
 }
+
+// P99Ms is the callers' 99th-percentile latency, in milliseconds.
+func (m Measure) P99Ms() float64 { return m.P99 }
 
 // WakeupsPerCall is the server's wake-ups per call (0 without them).
 func (m Measure) WakeupsPerCall() float64 {

@@ -60,7 +60,11 @@ func (m *machine) round(group string, index int) Round {
 		perCall *= math.Exp(-m.speed + m.proc*m.rng.NormFloat64())
 		cpu := m.window * m.quota * m.util
 		n := uint64(cpu / perCall)
-		r.Arms = append(r.Arms, Measure{Arm: a.Name, Requests: n, Writes: n, CPU: cpu, Window: m.window, Quota: m.quota})
+		// The closed loop's tail at 10 callers: three times their mean
+		// wait, which the calls/s set (no draw of its own, so that the
+		// other figures stay those of the seed).
+		p99 := 3e3 * 10 / (float64(n) / m.window)
+		r.Arms = append(r.Arms, Measure{Arm: a.Name, Requests: n, Writes: n, CPU: cpu, Window: m.window, Quota: m.quota, P99: p99})
 	}
 	return r
 }
@@ -352,7 +356,7 @@ func TestForestRowsWithoutAPrimary(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, res.Primaries)
 	rows := ForestRows(res)
-	require.Len(t, rows, len(Metrics))
+	require.Len(t, rows, len(DefaultOptions.Judged()))
 	for _, r := range rows {
 		assert.Contains(t, r.Label, "mutex (A/A) vs the baseline")
 		assert.True(t, r.Drawn)
@@ -365,4 +369,41 @@ func TestForestRowsWithoutAPrimary(t *testing.T) {
 	require.Len(t, rows, len(res.Primaries))
 	assert.Contains(t, rows[0].Label, "inputQ vs mutex")
 	assert.Contains(t, ForestTitle(res), "every primary comparison")
+}
+
+// TestLatencyJudgedWhenNamed: the p99 is judged only where the plan names
+// it, beside the default metrics; it then recovers the known effect (the
+// design's calls take 1/effect as long), has its A/A row, and the report
+// says it is judged. Rounds without a latency (the control: recorded before
+// it) give the p99 no pairs.
+func TestLatencyJudgedWhenNamed(t *testing.T) {
+	m := newMachine(5)
+	rounds := m.rounds("g", 1, 20)
+	res, err := Analyse(groupsOf("g"), rounds, DefaultOptions)
+	require.NoError(t, err)
+	assert.Len(t, res.Primaries, 2, "by default calls/s and CPU/call")
+
+	o := DefaultOptions
+	o.Known = 2 * time.Microsecond
+	o.Metrics = MetricNames()
+	res, err = Analyse(groupsOf("g"), rounds, o)
+	require.NoError(t, err)
+	require.Len(t, res.Primaries, 3)
+	p := primary(t, res, "inputQ", "p99")
+	assert.True(t, p.Lo <= 1/m.effect && 1/m.effect <= p.Hi, "p99 ratio [%v, %v], true %v", p.Lo, p.Hi, 1/m.effect)
+	assert.Len(t, res.Groups[0].AA, 3)
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
+	assert.Contains(t, b.String(), "| A/A p99 |")
+	assert.Contains(t, b.String(), "on calls/s, on server CPU per call and on the callers' p99 latency")
+
+	for i := range rounds {
+		for j := range rounds[i].Arms {
+			rounds[i].Arms[j].P99 = 0
+		}
+	}
+	res, err = Analyse(groupsOf("g"), rounds, o)
+	require.NoError(t, err)
+	assert.Zero(t, primary(t, res, "inputQ", "p99").N, "no latency, no pairs")
+	assert.Equal(t, 20, primary(t, res, "inputQ", "calls/s").N)
 }

@@ -92,8 +92,12 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 	}
 	p("\n## Calibration: the A/A control and the known answer\n\n")
 	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and with an equal share of the CPU its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call).\n\n")
-	p("| group | rounds kept | A/A calls/s | A/A CPU/call | A/A floor | known: added CPU/call (true) | known: calls/s (implied) | calibration |\n")
-	p("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	judged := r.Options.Judged()
+	p("| group | rounds kept |")
+	for _, m := range judged {
+		p(" A/A %s |", m.Name)
+	}
+	p(" A/A floor | known: added CPU/call (true) | known: calls/s (implied) | calibration |\n|%s\n", strings.Repeat(" --- |", len(judged)+6))
 	for _, g := range r.Groups {
 		aa := map[string]string{}
 		for _, e := range g.AA {
@@ -114,10 +118,14 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 		if f := g.Floor(); !math.IsInf(f, 1) {
 			floor = "±" + paired.PctAbs(f)
 		}
-		p("| %s | %d of %d | %s | %s | %s | %s | %s | %s |\n", g.Name, g.Clean, g.Rounds, cmpOr(aa["calls/s"]), cmpOr(aa["CPU/call"]), floor, known, calls, verdict)
+		p("| %s | %d of %d |", g.Name, g.Clean, g.Rounds)
+		for _, m := range judged {
+			p(" %s |", cmpOr(aa[m.Name]))
+		}
+		p(" %s | %s | %s | %s |\n", floor, known, calls, verdict)
 	}
 	p("\n## Every primary comparison\n\n")
-	p("Declared before the runs: every design against the baseline in every group, on calls/s and on server CPU per call; judged together (Holm, α = %g), \"the same\" only within ±%s.\n\n", r.Options.Alpha, paired.PctAbs(r.Options.Margin))
+	p("Declared before the runs: every design against the baseline in every group, %s; judged together (Holm, α = %g), \"the same\" only within ±%s.\n\n", onMetrics(judged), r.Options.Alpha, paired.PctAbs(r.Options.Margin))
 	p("| group | design | metric | effect [95%%] | outcome | rounds | unpaired half-width | paired half-width |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, pr := range r.Primaries {
 		g := r.group(pr.Group)
@@ -246,4 +254,17 @@ func anatomyFigure(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// onMetrics says which metrics are judged: "on calls/s and on server CPU
+// per call".
+func onMetrics(ms []Metric) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = "on " + m.Says
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

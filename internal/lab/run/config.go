@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/lab/cpuset"
+	"github.com/locklab/locklab/internal/lab/duet"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
@@ -89,11 +90,12 @@ type Options struct {
 	AA                bool
 	TimeBudget        time.Duration
 	// Measure and the duet's settings (-measure, -known, -server-share,
-	// -duet-cpu).
+	// -duet-cpu, -duet-metrics: comma-separated, "" the default ones).
 	Measure     string
 	Known       time.Duration
 	ServerShare float64
 	DuetCPU     string
+	DuetMetrics string
 }
 
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
@@ -352,6 +354,17 @@ func duetOf(o Options) (string, Duet, error) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
 	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0])}
+	if o.DuetMetrics != "" {
+		for _, n := range strings.Split(o.DuetMetrics, ",") {
+			n = strings.TrimSpace(n)
+			if !slices.Contains(duet.MetricNames(), n) {
+				return "", Duet{}, fmt.Errorf("-duet-metrics: unknown metric %q; metrics: %s", n, strings.Join(duet.MetricNames(), ", "))
+			}
+			if !slices.Contains(d.Metrics, n) {
+				d.Metrics = append(d.Metrics, n)
+			}
+		}
+	}
 	switch {
 	case !slices.Contains(DuetCPUs, d.CPU):
 		return "", Duet{}, fmt.Errorf("-duet-cpu %q: want %s", o.DuetCPU, strings.Join(DuetCPUs, ", "))

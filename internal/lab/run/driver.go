@@ -85,6 +85,11 @@ type Job struct {
 	// Timeline asks the driver for the window in intervals this long
 	// (0: none); only the Go driver has them.
 	Timeline time.Duration
+	// Marked: the runner marks the window itself, sending SIGUSR1 at its
+	// two ends, and Duration bounds the whole run (the Go driver's
+	// -window-signal; side by side, every arm's latency then covers the
+	// servers' window).
+	Marked bool
 }
 
 // DriverRun is what the runner records of one driver process: its exit

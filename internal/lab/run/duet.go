@@ -30,6 +30,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/report"
 	locklabv1 "github.com/locklab/locklab/proto/locklab/v1"
+	"github.com/locklab/locklab/summary"
 )
 
 // DuetMetaFile and DuetRoundsFile are a side-by-side results folder's
@@ -62,6 +63,9 @@ type Duet struct {
 	Share float64
 	// CPU is how the arms share the server CPUs: one of DuetCPUs.
 	CPU string
+	// Metrics names the metrics judged (duet.Metrics' names; empty: the
+	// default ones).
+	Metrics []string
 }
 
 // How the arms of a round share the server CPUs (-duet-cpu): CPUWeight
@@ -372,7 +376,7 @@ type duetMeta struct {
 
 func (r *duetRunner) options() duet.Options {
 	o := duet.DefaultOptions
-	o.Margin, o.Known = r.cfg.Gate.Margin, r.cfg.Duet.Known
+	o.Margin, o.Known, o.Metrics = r.cfg.Gate.Margin, r.cfg.Duet.Known, r.cfg.Duet.Metrics
 	return o
 }
 
@@ -515,6 +519,7 @@ type duetArm struct {
 	conn   *grpc.ClientConn
 	admin  locklabv1.AdminServiceClient
 	driver *exec.Cmd
+	job    Job // the driver's
 	dlog   *os.File
 	waited chan struct{}
 	m      duet.Measure
@@ -589,7 +594,8 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		d, _ := LookupDriver(spec.Driver)
 		dir := filepath.Join(scratch, fmt.Sprint(i))
 		job := Job{Spec: spec, Addr: a.srv.address(), Duration: warm + window + tail, Warmup: true, Scratch: dir, Place: g.place,
-			Summary: filepath.Join(dir, "summary.json"), Log: filepath.Join(dir, "driver.log")}
+			Summary: filepath.Join(dir, "summary.json"), Log: filepath.Join(dir, "driver.log"), Marked: true}
+		a.job = job
 		argv, env, err := d.Command(r.cfg, job)
 		if err != nil {
 			return rd, err
@@ -623,6 +629,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	}
 	self0, _ := procCPUSeconds(os.Getpid())
 	lab0 := labCPU(arms)
+	from := markWindow(arms)
 	r.sample(ctx, arms, true)
 	if err := sleepCtx(ctx, window); err != nil {
 		return rd, err
@@ -633,6 +640,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	}
 	self1, _ := procCPUSeconds(os.Getpid())
 	lab1 := labCPU(arms)
+	to := markWindow(arms)
 	r.sample(ctx, arms, false)
 	var serverCPU, driverCPU float64
 	for _, a := range arms {
@@ -667,6 +675,13 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		if code := a.driver.ProcessState.ExitCode(); code != 0 && a.m.Failed == "" {
 			a.m.Failed = fmt.Sprintf("driver exited %d: %s", code, tailOf(a.dlog.Name()))
 		}
+		if a.m.Failed == "" {
+			p99, err := windowP99(a.job, from, to)
+			if err != nil {
+				a.m.Failed = "latency: " + err.Error()
+			}
+			a.m.P99 = p99
+		}
 	}
 	// The arms in the order the group declares them.
 	for _, ga := range g.arms {
@@ -677,6 +692,49 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		}
 	}
 	return rd, nil
+}
+
+// markWindow marks one end of the window for every driver that marks its
+// own on a signal (Job.Marked: the Go driver), and returns the instant.
+func markWindow(arms []*duetArm) time.Time {
+	at := time.Now()
+	for _, a := range arms {
+		if a.driver != nil && a.driver.Process != nil && a.job.Marked && a.job.Spec.Driver == (goDriver{}).Name() {
+			_ = a.driver.Process.Signal(syscall.SIGUSR1)
+		}
+	}
+	return at
+}
+
+// windowP99 is an arm's callers' 99th-percentile latency over the window,
+// in milliseconds: the Go driver's summary of the window the runner marked
+// on it, or h2load's per-request log cut to the calls that ended between
+// the two instants.
+func windowP99(job Job, from, to time.Time) (float64, error) {
+	switch job.Spec.Driver {
+	case goDriver{}.Name():
+		s, err := summary.Read(job.Summary)
+		if err != nil {
+			return 0, err
+		}
+		return s.LatencyMs.P99, nil
+	case h2loadDriver{}.Name():
+		f, err := os.Open(h2loadLogPath(job))
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		lo, hi := from.UnixMicro(), to.UnixMicro()
+		h, _, err := readH2loadLog(f, func(end int64) bool { return end >= lo && end < hi })
+		if err != nil {
+			return 0, err
+		}
+		if h.TotalCount() == 0 {
+			return 0, errors.New("h2load logged no call that ended in the window")
+		}
+		return float64(h.ValueAtQuantile(99)) / 1e3, nil
+	}
+	return 0, fmt.Errorf("driver %s: no latency side by side", job.Spec.Driver)
 }
 
 // labTotals is the lab's CPU at one instant: its arms' CPU groups (the

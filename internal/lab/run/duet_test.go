@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/locklab/locklab/internal/lab/cgroup"
 	"github.com/locklab/locklab/internal/lab/cpuset"
 	"github.com/locklab/locklab/internal/lab/duet"
+	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/workload/dbbank/dbinst"
 )
 
@@ -164,4 +166,31 @@ func TestLabCPU(t *testing.T) {
 
 	arms = append(arms, &duetArm{})
 	assert.False(t, labCPU(arms).ok, "the control: an arm without a group")
+}
+
+// TestWindowP99: h2load's per-request log is cut to the calls that ended
+// inside the window; the control reads the whole log, whose slow calls
+// outside the window set its p99.
+func TestWindowP99(t *testing.T) {
+	dir := t.TempDir()
+	job := Job{Spec: plan.Spec{Driver: h2loadDriver{}.Name()}, Scratch: dir, Warmup: true}
+	from := time.Unix(1_000_000, 0)
+	to := from.Add(time.Second)
+	var b strings.Builder
+	for i := range 200 {
+		start, us := from.Add(time.Duration(i)*4*time.Millisecond), int64(1000) // inside: 1 ms
+		if i%2 == 1 {
+			start, us = to.Add(time.Duration(i)*time.Millisecond), 50_000 // after the window: 50 ms
+		}
+		fmt.Fprintf(&b, "%d\t200\t%d\n", start.UnixMicro(), us)
+	}
+	require.NoError(t, os.WriteFile(h2loadLogPath(job), []byte(b.String()), 0o644))
+	p99, err := windowP99(job, from, to)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, p99, 0.01, "the window's calls only")
+	whole, err := windowP99(job, from, to.Add(time.Hour))
+	require.NoError(t, err)
+	assert.InDelta(t, 50.0, whole, 0.5, "the control: every call")
+	_, err = windowP99(job, to.Add(time.Hour), to.Add(2*time.Hour))
+	assert.ErrorContains(t, err, "no call")
 }

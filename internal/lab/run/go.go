@@ -33,6 +33,9 @@ func (goDriver) Command(cfg Config, job Job) ([]string, []string, error) {
 	if s.Scenario != "" {
 		argv = append(argv, "-scenario", s.Scenario)
 	}
+	if job.Marked {
+		argv = append(argv, "-window-signal")
+	}
 	if job.Timeline > 0 {
 		argv = append(argv, "-timeline", job.Timeline.String())
 	}

@@ -121,7 +121,7 @@ func (d h2loadDriver) Result(cfg Config, job Job) (*summary.Summary, error) {
 	res := out.result(job.Spec, cfg.Conns)
 	res.DriverVersion = strings.TrimPrefix(d.Version(cfg), "h2load ")
 	if f, err := os.Open(h2loadLogPath(job)); err == nil {
-		h, late, err := readH2loadLog(f)
+		h, late, err := readH2loadLog(f, nil)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -241,8 +241,9 @@ func (o h2loadOutput) result(spec plan.Spec, conns int) *summary.Summary {
 // readH2loadLog reads h2load's per-request log (--log-file: start time µs
 // since the epoch, status, µs to the end of the response) into a histogram of
 // µs, and the rate of completed calls over the log's second half. Failed
-// streams (status -1) carry no latency.
-func readH2loadLog(r io.Reader) (*hdrhistogram.Histogram, float64, error) {
+// streams (status -1) carry no latency. keep, when not nil, takes only the
+// calls it keeps by their end (µs since the epoch).
+func readH2loadLog(r io.Reader, keep func(endUs int64) bool) (*hdrhistogram.Histogram, float64, error) {
 	h := summary.NewHistogram() // the Go driver's geometry: the two merge
 	var ends []int64
 	sc := bufio.NewScanner(r)
@@ -258,6 +259,9 @@ func readH2loadLog(r io.Reader) (*hdrhistogram.Histogram, float64, error) {
 		us, err2 := strconv.ParseInt(f[2], 10, 64)
 		if err1 != nil || err2 != nil {
 			return nil, 0, fmt.Errorf("h2load log line %d: %q: not whole numbers", line, sc.Text())
+		}
+		if keep != nil && !keep(start+us) {
+			continue
 		}
 		_ = h.RecordValue(max(us, 1)) // beyond the range: clipped, as any HDR recorder does
 		ends = append(ends, start+us)

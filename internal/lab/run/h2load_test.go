@@ -63,7 +63,7 @@ func TestReadH2loadLog(t *testing.T) {
 	f, err := os.Open("testdata/h2load-requests.tsv")
 	require.NoError(t, err)
 	defer f.Close()
-	h, late, err := readH2loadLog(f)
+	h, late, err := readH2loadLog(f, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(20), h.TotalCount())
 	assert.Greater(t, late, 0.0)
@@ -77,9 +77,9 @@ func TestReadH2loadLog(t *testing.T) {
 	assert.Equal(t, int64(20), back.TotalCount(), "the HDR field decodes to the same histogram")
 	assert.Equal(t, res.LatencyMs.P50, res.ByCase["increment"].P50Ms)
 
-	_, _, err = readH2loadLog(strings.NewReader("1\t200\n"))
+	_, _, err = readH2loadLog(strings.NewReader("1\t200\n"), nil)
 	assert.Error(t, err)
-	h, _, err = readH2loadLog(strings.NewReader("1\t-1\t0\n2\t200\t500\n"))
+	h, _, err = readH2loadLog(strings.NewReader("1\t-1\t0\n2\t200\t500\n"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), h.TotalCount(), "failed streams carry no latency")
 }

@@ -139,8 +139,8 @@ var Studies = []Study{
 	},
 	{
 		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 30 * time.Minute,
-		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -time-budget 20m"}},
-		Desc:  "the bank in MariaDB, a private instance per run: every design that serves it, db-rowlock among them, at three database pools",
+		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -duet-metrics calls/s,CPU/call,p99 -time-budget 20m"}},
+		Desc:  "the bank in MariaDB, a private instance per run: every design that serves it, db-rowlock among them, at three database pools, judged on calls/s, CPU per call and p99",
 	},
 	{
 		Name: "capacity", Engine: Capacity, Plans: []Plan{{}}, Out: "capacity", Budget: 10 * time.Minute,
