@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/duet"
 	"github.com/locklab/locklab/internal/lab/plan"
 	"github.com/locklab/locklab/internal/lab/record"
 )
@@ -73,7 +75,7 @@ func TestCompareRuntimesEndToEnd(t *testing.T) {
 	starts := withFakeGo(t, server)
 	out := t.TempDir()
 	cmd, err := parseFlags([]string{
-		"-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "2",
+		"-measure", "isolated", "-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "2",
 		"-duration", "1s", "-warmup", "0", "-reps", "1", "-aa=false", "-max-foreign", "100%",
 		"-runtime", "local,local+nogreenteagc",
 		"-server", server, "-load", loadBin, "-out", out,
@@ -125,4 +127,60 @@ func TestCompareRuntimesEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "## counter · go driver · work 0s, durability none, skew 0, read ratio default, server CPUs half, attribution off, runtime local+nogreenteagc")
 	assert.Contains(t, string(md), "| inputQ | inputQ, runtime local |", "each design against itself on the first runtime")
+}
+
+// TestDuetRuntimesEndToEnd: side by side, every design of a group is built
+// by each release and runs in the same rounds; a design built by the
+// second is judged against itself built by the first, and the twin, the
+// known answer and noop are the first release's alone. Each round starts
+// the second release's binary once per design, and only for those arms;
+// duet.json keeps each binary's `go version -m`.
+func TestDuetRuntimesEndToEnd(t *testing.T) {
+	server, _, loadBin := binaries(t)
+	starts := withFakeGo(t, server)
+	out := t.TempDir()
+	cmd, err := parseFlags([]string{
+		"-measure", "duet", "-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ,noop", "-vus", "2",
+		"-warmup", "200ms", "-reps", "3", "-precision", "0", "-max-foreign", "100%",
+		"-runtime", "local,local+nogreenteagc",
+		"-server", server, "-load", loadBin, "-out", out,
+	}, os.Stderr)
+	require.NoError(t, err)
+	cmd.cfg.Command = "compare (test)"
+	var progress strings.Builder
+	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+	built := filepath.Join(filepath.Dir(server), "runtime", "local+nogreenteagc", "locklab")
+
+	var meta struct {
+		Groups   map[string][]duet.Arm `json:"groups"`
+		Runtimes []record.RuntimeBuild `json:"runtimes"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "duet.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &meta))
+	require.Len(t, meta.Groups, 1, "one group: the release is an arm of it")
+	var names []string
+	for _, arms := range meta.Groups {
+		for _, a := range arms {
+			names = append(names, a.Name)
+			if strings.HasSuffix(a.Name, " · local+nogreenteagc") {
+				assert.Equal(t, duet.RoleDesign, a.Role, a.Name)
+				assert.Equal(t, a.Mode, a.Against, "%s: against itself built by the first release", a.Name)
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{"mutex", "mutex (A/A)", "mutex +2µs", "inputQ", "noop", "mutex · local+nogreenteagc", "inputQ · local+nogreenteagc"}, names)
+	require.Len(t, meta.Runtimes, 2)
+	assert.Contains(t, meta.Runtimes[1].BuildInfo, "GOEXPERIMENT=nogreenteagc")
+
+	// The probe round and 3 rounds, each starting the second release's
+	// two designs.
+	s, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat(built+"\n", 2*4), string(s), "each round started the second release's binary for its two arms, and only those")
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| inputQ · local+nogreenteagc (against inputQ) | calls/s |")
+	assert.Contains(t, string(md), "| mutex · local+nogreenteagc | calls/s |", "against the baseline: nothing to say")
+	assert.Contains(t, string(md), "every design built by each Go release")
 }

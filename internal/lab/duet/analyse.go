@@ -288,22 +288,27 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 		}
 		// A pair needs both figures: a latency where the driver gave none
 		// (rounds recorded before it) is not one.
-		pairs := func(arm string, m Metric) (x, b []float64) {
+		pairsWith := func(arm, ref string, m Metric) (x, b []float64) {
 			for _, r := range clean {
 				mx, okx := usable(r, arm)
-				mb, okb := usable(r, base.Name)
+				mb, okb := usable(r, ref)
 				if okx && okb && m.Of(mx) > 0 && m.Of(mb) > 0 {
 					x, b = append(x, m.Of(mx)), append(b, m.Of(mb))
 				}
 			}
 			return x, b
 		}
+		pairs := func(arm string, m Metric) (x, b []float64) { return pairsWith(arm, base.Name, m) }
 		for _, a := range g.Arms {
 			switch a.Role {
 			case RoleDesign:
+				ref := cmp.Or(a.Against, base.Name)
+				if _, ok := armNamed(g.Arms, ref); !ok {
+					return res, fmt.Errorf("duet: group %s: %s is compared with %s, which is not one of its arms", name, a.Name, ref)
+				}
 				for _, m := range o.Judged() {
-					x, b := pairs(a.Name, m)
-					cs = append(cs, paired.Comparison{Design: a.Name, Baseline: base.Name, Metric: m.Name, DesignValues: x, BaselineValues: b})
+					x, b := pairsWith(a.Name, ref, m)
+					cs = append(cs, paired.Comparison{Design: a.Name, Baseline: ref, Metric: m.Name, DesignValues: x, BaselineValues: b})
 					csGroup = append(csGroup, name)
 					g.Unpaired[a.Name+" "+m.Name] = unpairedHalfWidth(x, b)
 				}
@@ -400,6 +405,14 @@ func firstIndex(rounds []Round, group string) int {
 		return math.MaxInt
 	}
 	return i
+}
+
+func armNamed(arms []Arm, name string) (Arm, bool) {
+	i := slices.IndexFunc(arms, func(a Arm) bool { return a.Name == name })
+	if i < 0 {
+		return Arm{}, false
+	}
+	return arms[i], true
 }
 
 func roleArm(arms []Arm, role string) (Arm, bool) {

@@ -40,6 +40,10 @@ type Arm struct {
 	Role string `json:"role"`
 	// Args are the server's flags beyond -mode and -addr.
 	Args []string `json:"args,omitempty"`
+	// Against is the arm a design is compared with, "" for the group's
+	// baseline: a design built by a second Go release is compared with
+	// itself built by the first, in the same round.
+	Against string `json:"against,omitempty"`
 }
 
 // Measure is one arm's figures in one round, over the round's window.

@@ -407,3 +407,33 @@ func TestLatencyJudgedWhenNamed(t *testing.T) {
 	assert.Zero(t, primary(t, res, "inputQ", "p99").N, "no latency, no pairs")
 	assert.Equal(t, 20, primary(t, res, "inputQ", "calls/s").N)
 }
+
+// TestAgainstAnotherArm: a design compared with another arm than the
+// baseline (a second release's build against the first's) is paired with
+// that arm, round by round, and recovers its own known ratio; the report
+// names what it was compared with. An arm compared with one the group does
+// not have is refused (the control).
+func TestAgainstAnotherArm(t *testing.T) {
+	m := newMachine(9)
+	rounds := m.rounds("g", 1, 12)
+	for i := range rounds {
+		q, _ := rounds[i].Arm("inputQ")
+		q.Arm, q.Requests = "inputQ · r2", uint64(float64(q.Requests)*1.1)
+		q.P99 /= 1.1
+		rounds[i].Arms = append(rounds[i].Arms, q)
+	}
+	arms := append(slices.Clone(testArms), Arm{Name: "inputQ · r2", Mode: "inputQ", Role: RoleDesign, Against: "inputQ"})
+	res, err := Analyse(map[string][]Arm{"g": arms}, rounds, DefaultOptions)
+	require.NoError(t, err)
+	p := primary(t, res, "inputQ · r2", "calls/s")
+	assert.Equal(t, "inputQ", p.Baseline)
+	assert.InDelta(t, 1.1, p.Ratio, 0.002, "paired with inputQ, not with the mutex (%v)", 1.1*m.effect)
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
+	assert.Contains(t, b.String(), "| g | inputQ · r2 (against inputQ) | calls/s |")
+	assert.Contains(t, b.String(), "| g | inputQ | calls/s |")
+
+	arms[len(arms)-1].Against = "inputQ-batch"
+	_, err = Analyse(map[string][]Arm{"g": arms}, rounds, DefaultOptions)
+	assert.ErrorContains(t, err, "not one of its arms")
+}

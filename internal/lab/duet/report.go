@@ -130,7 +130,11 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 	for _, pr := range r.Primaries {
 		g := r.group(pr.Group)
 		key := pr.Design + " " + pr.Metric
-		p("| %s | %s | %s | %s | %s | %d | %s | %s |\n", pr.Group, pr.Design, pr.Metric, effect(pr.Robust), pr.Outcome, pr.N, halfWidth(g.Unpaired[key]), halfWidth(g.Paired[key]))
+		design := pr.Design
+		if b, ok := roleArm(g.Arms, RoleBaseline); ok && pr.Baseline != b.Name {
+			design += " (against " + pr.Baseline + ")"
+		}
+		p("| %s | %s | %s | %s | %s | %d | %s | %s |\n", pr.Group, design, pr.Metric, effect(pr.Robust), pr.Outcome, pr.N, halfWidth(g.Unpaired[key]), halfWidth(g.Paired[key]))
 	}
 	if slices.ContainsFunc(r.Groups, func(g Group) bool { return len(g.Ceiling) > 0 }) {
 		p("\n## The harness's ceiling (noop), not judged\n\n| group | metric | noop against the baseline |\n| --- | --- | --- |\n")

@@ -119,11 +119,6 @@ func DuetApplies(cfg Config) string {
 		return "the open model's latency at a fixed rate is what it measures, and co-runners sharing a CPU quota change latency"
 	case cfg.Profile != "" || cfg.Factors.Attributes() || cfg.Factors.Ledgers():
 		return "profiles, attribution and the latency ledger read one server's own time"
-	case len(cfg.Factors.Values(plan.Runtime)) > 1:
-		// The runtime is an arm factor: a group would hold each design
-		// once per release, the baseline too, and the rounds name arms
-		// by design.
-		return "the runtime factor's arms are built apart, and a group would hold the baseline once per release"
 	case len(cfg.ServerCPUs) == 0:
 		return "the server and the driver need CPU sets of their own (two CPUs at least, -pin)"
 	case slices.ContainsFunc(cfg.Factors.Values(plan.ServerCPUs), func(v string) bool {
@@ -194,6 +189,7 @@ type duetGroup struct {
 // and adds the known-answer arm to each.
 func duetGroups(cfg Config, specs []plan.Spec) ([]duetGroup, error) {
 	var out []duetGroup
+	runtimes := cfg.Factors.Values(plan.Runtime)
 	byCell := map[string]int{}
 	for _, s := range specs {
 		if s.Rep != 1 {
@@ -216,6 +212,19 @@ func duetGroups(cfg Config, specs []plan.Spec) ([]duetGroup, error) {
 		}
 		g := &out[i]
 		a := duet.Arm{Name: s.Arm(), Mode: s.Mode}
+		if rt := s.Factors.Get(plan.Runtime); len(runtimes) > 1 && rt != runtimes[0] {
+			// A second release's build: each design against itself
+			// built by the first, in the same round. The baseline's
+			// twin, the known answer and the ceiling are the first
+			// release's alone.
+			if s.Twin || s.Mode == "noop" {
+				continue
+			}
+			a = duet.Arm{Name: s.Mode + " · " + rt, Mode: s.Mode, Role: duet.RoleDesign, Against: s.Mode}
+			g.arms = append(g.arms, a)
+			g.specs[a.Name] = s
+			continue
+		}
 		switch {
 		case s.Twin:
 			a.Role = duet.RoleTwin
@@ -372,6 +381,9 @@ type duetMeta struct {
 	Seed     int                   `json:"seed"`
 	CPU      string                `json:"cpu"`
 	MaxForgn float64               `json:"max_foreign"`
+	// Runtimes are the server binaries of a plan that builds each design
+	// with several Go releases, each with its `go version -m`.
+	Runtimes []record.RuntimeBuild `json:"runtimes,omitempty"`
 }
 
 func (r *duetRunner) options() duet.Options {
@@ -395,6 +407,14 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.PeriodFor(r.quota(g)))
 		}
 		m.Setup = append(m.Setup, fmt.Sprintf("%s: %d servers on CPU %s, %s; their drivers on CPU %s", g.name, len(g.arms), plan.CPUList(g.place.Server), quota, plan.CPUList(g.place.Driver)))
+	}
+	if rts := r.cfg.Factors.Values(plan.Runtime); len(rts) > 1 {
+		m.Runtimes = r.cfg.Builds
+		var vs []string
+		for _, b := range r.cfg.Builds {
+			vs = append(vs, fmt.Sprintf("%s (%s)", b.Runtime, b.Version()))
+		}
+		m.Setup = append(m.Setup, fmt.Sprintf("every design built by each Go release, %s (duet.json has each binary's `go version -m`), all in the same rounds: a design built by a later release is compared with itself built by %s; the A/A twin, the known answer and noop are %s's", strings.Join(vs, ", "), rts[0], rts[0]))
 	}
 	if r.db != nil {
 		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
