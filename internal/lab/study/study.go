@@ -132,7 +132,7 @@ var Studies = []Study{
 	{
 		Name: "runtimes", Engine: Runner, Out: "runtimes", Budget: 25 * time.Minute,
 		Plans: []Plan{
-			{Sub: "default", Args: "-modes mutex,inputQ,inputQ-spin,noop -runtime go1.26.8,go1.27.3"},
+			{Sub: "default", Args: "-modes mutex,inputQ,inputQ-spin -runtime go1.26.8,go1.27.3"},
 			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -reps 11 -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,inputQ-batch,combining,noop -runtime go1.26.8,go1.27.3"},
 		},
 		Desc: "every design built by two Go releases: side by side in the same rounds, each design against itself built by the first, in the default groups; isolated in the same blocks, the 2-CPU case with 20 µs of work",
