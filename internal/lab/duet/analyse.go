@@ -229,6 +229,22 @@ func (r Result) WidestPrimary() (float64, bool) {
 	return hw, ok
 }
 
+// Rounds is -precision's rule side by side: after done rounds whose
+// analysis is res, the rounds to have in all. It is done itself when every
+// primary interval and every A/A interval is within target (or there is no
+// target, or done reaches maxRounds); otherwise as many as the widest asks
+// (paired.PlanBlocks), at most maxRounds. The runner runs them and asks
+// again, until the answer is the rounds it has: the rule reads the
+// intervals' widths only, never where they lie
+// (TestCoverageUnderTheStoppingRule).
+func Rounds(res Result, done int, target float64, maxRounds int) int {
+	hw, ok := res.WidestPrimary()
+	if !ok || !(target > 0) {
+		return done
+	}
+	return paired.PlanBlocks(done, hw, target, maxRounds)
+}
+
 // Analyse judges rounds. arms gives each group's arms (every group must
 // have exactly one baseline); rounds may come in any order.
 func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {

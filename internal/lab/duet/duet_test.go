@@ -96,34 +96,57 @@ func primary(t *testing.T, res Result, design, metric string) Primary {
 }
 
 // TestCoverageUnderTheStoppingRule: rounds whose arms share a drifting
-// machine speed recover the known ratio, with -precision's two-stage rule
-// deciding how many rounds to add, in at least 93% of simulated studies.
+// machine speed recover the known ratio, with -precision's rule (Rounds)
+// adding rounds and looking again until the widths are within the target
+// or the rounds at their most, in at least 93% of simulated studies.
 func TestCoverageUnderTheStoppingRule(t *testing.T) {
 	const sims, n0, target, maxRounds = 400, 10, 0.02, 30
 	o := DefaultOptions
 	o.Known = 2 * time.Microsecond
-	covered, extended := 0, 0
+	covered, extended, looks := 0, 0, 0
 	for s := range sims {
 		m := newMachine(uint64(s))
 		rounds := m.rounds("g", 1, n0)
 		res, err := Analyse(groupsOf("g"), rounds, o)
 		require.NoError(t, err)
-		hw, ok := res.WidestPrimary()
+		_, ok := res.WidestPrimary()
 		require.True(t, ok)
-		if total := paired.PlanBlocks(n0, hw, target, maxRounds); total > n0 {
-			extended++
-			rounds = append(rounds, m.rounds("g", n0+1, total)...)
+		for done := n0; ; {
+			total := Rounds(res, done, target, maxRounds)
+			if total <= done {
+				break
+			}
+			if done == n0 {
+				extended++
+			}
+			rounds = append(rounds, m.rounds("g", done+1, total)...)
+			done = total
 			res, err = Analyse(groupsOf("g"), rounds, o)
 			require.NoError(t, err)
+			looks++
 		}
 		p := primary(t, res, "inputQ", "calls/s")
 		if p.Lo <= m.effect && m.effect <= p.Hi {
 			covered++
 		}
 	}
-	t.Logf("coverage %d/%d; %d studies added rounds", covered, sims, extended)
+	t.Logf("coverage %d/%d; %d studies added rounds, in %d additions", covered, sims, extended, looks)
 	assert.GreaterOrEqual(t, float64(covered)/sims, 0.93)
 	assert.Positive(t, extended, "the rule was exercised")
+	assert.Greater(t, looks, extended, "some studies looked again after their first addition")
+}
+
+// TestRoundsLooksUntilPrecise: the rule asks for more rounds while the
+// widest interval is wider than the target and stops once it is within
+// it, or at the most rounds; with no target it never adds.
+func TestRoundsLooksUntilPrecise(t *testing.T) {
+	n := paired.MinBlocksRobust + 10
+	wide := Result{Primaries: []Primary{{Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.96, Hi: 1.04}}}}}
+	assert.Equal(t, 4*n, Rounds(wide, n, 0.02, 100), "twice the target: four times the rounds")
+	assert.Equal(t, 30, Rounds(wide, n, 0.02, 30), "at most the most")
+	assert.Equal(t, n, Rounds(wide, n, 0.05, 100), "within the target: done")
+	assert.Equal(t, n, Rounds(wide, n, 0, 100), "no target")
+	assert.Equal(t, 30, Rounds(wide, 30, 0.02, 30), "at the most rounds: done")
 }
 
 // TestPairingNarrowsTheInterval: the same rounds analysed unpaired (the

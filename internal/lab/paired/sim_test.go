@@ -181,9 +181,13 @@ func TestSimFamilyWiseError(t *testing.T) {
 func TestSimCoverageUnderTheStoppingRule(t *testing.T) {
 	const sims, maxBlocks = 3000, 40
 	effect := 2 * simSigma
-	for _, n0 := range []int{12, 10} {
-		t.Run(fmt.Sprint(n0, " blocks first"), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(200+n0), 99))
+	for _, c := range []struct {
+		n0    int
+		again bool
+	}{{12, false}, {10, false}, {12, true}, {10, true}} {
+		n0, again := c.n0, c.again
+		t.Run(fmt.Sprint(n0, " blocks first, looking again: ", again), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(200+n0), map[bool]uint64{false: 99, true: 98}[again]))
 			draw := func() float64 { return effect + simSigma*rng.NormFloat64() }
 			stage := func(n int) []float64 {
 				logs := make([]float64, n)
@@ -212,9 +216,23 @@ func TestSimCoverageUnderTheStoppingRule(t *testing.T) {
 					added++
 				}
 				logs = append(logs, stage(total-n0)...)
-				blocks += total
 				all, err := Yuen(logs, 0.05)
 				require.NoError(t, err)
+				// Side by side the rule looks again after each addition
+				// (duet.Rounds), until the width is within the target or
+				// the blocks at their most.
+				for again && total < maxBlocks {
+					next := PlanBlocks(total, all.HalfWidth(), target, maxBlocks)
+					if next <= total {
+						break
+					}
+					logs = append(logs, stage(next-total)...)
+					total = next
+					if all, err = Yuen(logs, 0.05); err != nil {
+						t.Fatal(err)
+					}
+				}
+				blocks += total
 				if all.Lo <= truth && truth <= all.Hi {
 					covered++
 				}

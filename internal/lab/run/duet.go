@@ -331,22 +331,31 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if err := r.runRounds(ctx, 1, cfg.Reps); err != nil {
 		return err
 	}
-	res, err := r.analyse()
-	if err != nil {
-		return err
-	}
-	if hw, ok := res.WidestPrimary(); ok && cfg.Gate.Precision > 0 {
-		total := paired.PlanBlocks(cfg.Reps, hw, cfg.Gate.Precision, cfg.Gate.MaxBlocks)
+	// -precision: look at the widths, add the rounds the widest asks,
+	// and look again, until every interval is within the target, the
+	// rounds reach -max-blocks or the time budget ends (duet.Rounds).
+	for done := cfg.Reps; cfg.Gate.Precision > 0; {
+		res, err := r.analyse()
+		if err != nil {
+			return err
+		}
+		hw, ok := res.WidestPrimary()
+		if !ok {
+			break
+		}
+		total := duet.Rounds(res, done, cfg.Gate.Precision, cfg.Gate.MaxBlocks)
 		if cfg.TimeBudget > 0 {
-			per := time.Since(started) / time.Duration(cfg.Reps)
-			total = min(total, cfg.Reps+max(0, int((cfg.TimeBudget-time.Since(started))/per)))
+			per := time.Since(started) / time.Duration(done)
+			total = min(total, done+max(0, int((cfg.TimeBudget-time.Since(started))/per)))
 		}
-		fmt.Fprintf(out, "precision: the widest primary interval is ±%s (target ±%s): %d rounds in all\n", paired.PctAbs(hw), paired.PctAbs(cfg.Gate.Precision), max(total, cfg.Reps))
-		if total > cfg.Reps {
-			if err := r.runRounds(ctx, cfg.Reps+1, total); err != nil {
-				return err
-			}
+		fmt.Fprintf(out, "precision: after %d rounds the widest primary interval is ±%s (target ±%s): %d rounds in all\n", done, paired.PctAbs(hw), paired.PctAbs(cfg.Gate.Precision), max(total, done))
+		if total <= done {
+			break
 		}
+		if err := r.runRounds(ctx, done+1, total); err != nil {
+			return err
+		}
+		done = total
 	}
 	return WriteDuetReport(cfg.Out, out)
 }
