@@ -221,18 +221,14 @@ func TestPreflight(t *testing.T) {
 func TestCompareFactorsEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	out := t.TempDir()
-	cmd, err := parseFlags([]string{
+	progress := runCompare(t,
 		// Isolated runs: the factors' records, n/a cells and files are
 		// what this test checks (TestDuetEndToEnd checks side-by-side rounds).
 		"-measure", "isolated", "-driver", "go", "-workloads", "counter", "-modes", "mutex,noop", "-vus", "2",
 		"-work", "10us", "-durability", "wal", "-duration", "1s", "-warmup", "0", "-reps", "1", "-aa=false", "-max-foreign", "100%",
 		"-server", server, "-load", loadBin, "-out", out,
-	}, os.Stderr)
-	require.NoError(t, err)
-	cmd.cfg.Command = "compare (test)"
-	var progress strings.Builder
-	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
-	assert.Contains(t, progress.String(), "n/a: counter × noop: noop cannot run with a write-ahead log")
+	)
+	assert.Contains(t, progress, "n/a: counter × noop: noop cannot run with a write-ahead log")
 
 	records, err := record.Load(os.DirFS(out))
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,16 +23,12 @@ import (
 func TestLedgerEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	out := t.TempDir()
-	cmd, err := parseFlags([]string{
+	runCompare(t,
 		"-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "10", "-pin=false",
 		"-ledger", "off,on", "-duration", "1s", "-warmup", "200ms", "-reps", "1", "-seed", "1",
 		"-aa=false", "-max-foreign", "100%",
 		"-server", server, "-load", loadBin, "-out", out,
-	}, os.Stderr)
-	require.NoError(t, err)
-	cmd.cfg.Command = "compare (test)"
-	var progress strings.Builder
-	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+	)
 	records, err := record.Load(os.DirFS(out))
 	require.NoError(t, err)
 	require.Len(t, records, 4)

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -31,4 +33,16 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(dir)
 		os.Exit(code)
 	}))
+}
+
+// runCompare runs the command line args as compare does, fails the test
+// if it cannot, and returns what it printed as it went.
+func runCompare(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd, err := parseFlags(args, os.Stderr)
+	require.NoError(t, err)
+	cmd.cfg.Command = "compare (test)"
+	var progress strings.Builder
+	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+	return progress.String()
 }

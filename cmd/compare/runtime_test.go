@@ -74,18 +74,14 @@ func TestCompareRuntimesEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	starts := withFakeGo(t, server)
 	out := t.TempDir()
-	cmd, err := parseFlags([]string{
+	progress := runCompare(t,
 		"-measure", "isolated", "-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "2",
 		"-duration", "1s", "-warmup", "0", "-reps", "1", "-aa=false", "-max-foreign", "100%",
 		"-runtime", "local,local+nogreenteagc",
 		"-server", server, "-load", loadBin, "-out", out,
-	}, os.Stderr)
-	require.NoError(t, err)
-	cmd.cfg.Command = "compare (test)"
-	var progress strings.Builder
-	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+	)
 	built := filepath.Join(filepath.Dir(server), "runtime", "local+nogreenteagc", "locklab")
-	assert.Contains(t, progress.String(), "runtime local+nogreenteagc: "+built+" ("+runtime.Version()+"-X:nogreenteagc)")
+	assert.Contains(t, progress, "runtime local+nogreenteagc: "+built+" ("+runtime.Version()+"-X:nogreenteagc)")
 	a, err := os.ReadFile(server)
 	require.NoError(t, err)
 	b, err := os.ReadFile(built)
@@ -139,16 +135,12 @@ func TestDuetRuntimesEndToEnd(t *testing.T) {
 	server, _, loadBin := binaries(t)
 	starts := withFakeGo(t, server)
 	out := t.TempDir()
-	cmd, err := parseFlags([]string{
+	runCompare(t,
 		"-measure", "duet", "-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ,noop", "-vus", "2",
 		"-warmup", "200ms", "-reps", "3", "-precision", "0", "-max-foreign", "100%",
 		"-runtime", "local,local+nogreenteagc",
 		"-server", server, "-load", loadBin, "-out", out,
-	}, os.Stderr)
-	require.NoError(t, err)
-	cmd.cfg.Command = "compare (test)"
-	var progress strings.Builder
-	require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+	)
 	built := filepath.Join(filepath.Dir(server), "runtime", "local+nogreenteagc", "locklab")
 
 	var meta struct {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,7 +97,7 @@ func attributionRun(t *testing.T, server, loadBin string) (string, map[string]fl
 	// longer until it has them.
 	for _, d := range []string{"3s", "6s", "12s"} {
 		out = t.TempDir()
-		cmd, err := parseFlags([]string{
+		runCompare(t,
 			// Unpinned: the check is about the categories, and a server
 			// free to use either CPU gets more of a machine others load.
 			"-driver", "go", "-workloads", "counter", "-modes", "mutex", "-vus", "10", "-pin=false",
@@ -106,16 +105,13 @@ func attributionRun(t *testing.T, server, loadBin string) (string, map[string]fl
 			// without it beside) is the report's to show, tested there
 			// (TestWhyWorkedExample); that a run without it profiles
 			// nothing, TestCompareEndToEnd checks.
-			"-work", "0," + knownWork.String(), "-attribute", "on", "-duration", d, "-warmup", "500ms", "-reps", "1", "-seed", "1",
+			"-work", "0,"+knownWork.String(), "-attribute", "on", "-duration", d, "-warmup", "500ms", "-reps", "1", "-seed", "1",
 			// The check is of the categories: no A/A control, and
 			// nothing spoiled by the tests running beside it.
 			"-aa=false", "-max-foreign", "100%",
 			"-server", server, "-load", loadBin, "-out", out,
-		}, os.Stderr)
-		require.NoError(t, err)
-		cmd.cfg.Command = "compare (test)"
-		var progress strings.Builder
-		require.NoError(t, cmd.run(t.Context(), &progress, &progress), progress.String())
+		)
+		var err error
 		records, err = record.Load(os.DirFS(out))
 		require.NoError(t, err)
 		require.Len(t, records, 2)
