@@ -256,6 +256,7 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 		names = append(names, g)
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(firstIndex(rounds, a), firstIndex(rounds, b)) })
+	judged := o.Judged()
 	for _, name := range names {
 		g := Group{Name: name, Arms: arms[name], Lost: map[string]int{}, Util: map[string]float64{}, Unpaired: map[string]float64{}, Paired: map[string]float64{}}
 		base, ok := roleArm(g.Arms, RoleBaseline)
@@ -319,17 +320,17 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 			switch a.Role {
 			case RoleDesign:
 				ref := cmp.Or(a.Against, base.Name)
-				if _, ok := armNamed(g.Arms, ref); !ok {
+				if !slices.ContainsFunc(g.Arms, func(x Arm) bool { return x.Name == ref }) {
 					return res, fmt.Errorf("duet: group %s: %s is compared with %s, which is not one of its arms", name, a.Name, ref)
 				}
-				for _, m := range o.Judged() {
+				for _, m := range judged {
 					x, b := pairsWith(a.Name, ref, m)
 					cs = append(cs, paired.Comparison{Design: a.Name, Baseline: ref, Metric: m.Name, DesignValues: x, BaselineValues: b})
 					csGroup = append(csGroup, name)
 					g.Unpaired[a.Name+" "+m.Name] = unpairedHalfWidth(x, b)
 				}
 			case RoleTwin, RoleCeiling:
-				for _, m := range o.Judged() {
+				for _, m := range judged {
 					x, b := pairs(a.Name, m)
 					e := Estimate{Design: a.Name, Metric: m.Name, Unpaired: unpairedHalfWidth(x, b)}
 					if len(x) >= 3 {
@@ -421,14 +422,6 @@ func firstIndex(rounds []Round, group string) int {
 		return math.MaxInt
 	}
 	return i
-}
-
-func armNamed(arms []Arm, name string) (Arm, bool) {
-	i := slices.IndexFunc(arms, func(a Arm) bool { return a.Name == name })
-	if i < 0 {
-		return Arm{}, false
-	}
-	return arms[i], true
 }
 
 func roleArm(arms []Arm, role string) (Arm, bool) {

@@ -301,10 +301,7 @@ func TestAnatomyOfACall(t *testing.T) {
 	res, err := Analyse(groupsOf("g"), rounds, DefaultOptions)
 	require.NoError(t, err)
 	g := res.Groups[0]
-	got := map[string]float64{}
-	for _, e := range g.Anatomy {
-		got[e.Design+" "+e.Metric] = e.Ratio
-	}
+	got := anatomyRatios(g)
 	assert.InDelta(t, 1.5, got["mutex +2µs wake-ups/call"], 0.01)
 	assert.InDelta(t, 1.0, got["mutex +2µs syscalls/call"], 0.01)
 	assert.InDelta(t, 1.0, got["inputQ wake-ups/call"], 0.01)
@@ -345,10 +342,7 @@ func TestWakeupsPerSecond(t *testing.T) {
 		res, err := Analyse(groupsOf("g"), rounds, o)
 		require.NoError(t, err)
 		g := res.Groups[0]
-		got := map[string]float64{}
-		for _, e := range g.Anatomy {
-			got[e.Design+" "+e.Metric] = e.Ratio
-		}
+		got := anatomyRatios(g)
 		require.NotNil(t, g.Known)
 		calls := g.Known.Calls.Ratio // the known arm's calls/s against the baseline's
 		require.Less(t, calls, 0.99)
@@ -459,4 +453,14 @@ func TestAgainstAnotherArm(t *testing.T) {
 	arms[len(arms)-1].Against = "inputQ-batch"
 	_, err = Analyse(map[string][]Arm{"g": arms}, rounds, DefaultOptions)
 	assert.ErrorContains(t, err, "not one of its arms")
+}
+
+// anatomyRatios are a group's anatomy estimates by arm and figure
+// ("inputQ wake-ups/call").
+func anatomyRatios(g Group) map[string]float64 {
+	got := map[string]float64{}
+	for _, e := range g.Anatomy {
+		got[e.Design+" "+e.Metric] = e.Ratio
+	}
+	return got
 }
