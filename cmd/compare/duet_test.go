@@ -138,3 +138,21 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 	assert.Contains(t, string(outb), `-measure "both"`)
 	assert.Equal(t, run.MeasureDuet, run.Measures[0], "duet is the default where it applies")
 }
+
+// TestDuetPrecisionLooksAgain: side by side, -precision adds rounds and
+// looks again after they ran, as far as -max-blocks: with a target no 3
+// rounds reach, the runner asks after 3 rounds and again after the rounds
+// it added, and stops at the most.
+func TestDuetPrecisionLooksAgain(t *testing.T) {
+	server, _, loadBin := binaries(t)
+	out := t.TempDir()
+	progress := runCompare(t,
+		"-measure", "duet", "-driver", "go", "-workloads", "counter", "-modes", "mutex,inputQ", "-vus", "2",
+		"-warmup", "200ms", "-duration", "250ms", "-reps", "3", "-precision", "0.1%", "-max-blocks", "5", "-aa=false", "-known", "0",
+		"-max-foreign", "100%", "-server", server, "-load", loadBin, "-out", out,
+	)
+	assert.Contains(t, progress, "precision: after 3 rounds")
+	assert.Contains(t, progress, "precision: after 5 rounds")
+	assert.Contains(t, progress, "round 5 · counter · go · 2:")
+	assert.NotContains(t, progress, "round 6 ·", "-max-blocks bounds the rounds")
+}
