@@ -18,14 +18,19 @@ const (
 	duetRounds    = 10
 	duetPrecision = "2%"
 	duetBudget    = 5 * time.Minute
+	// duetMostRounds is -max-blocks side by side, in -reps: each group
+	// adds rounds until its own intervals are precise, so a noisy group
+	// may take more than the isolated runner's three times, within the
+	// time budget.
+	duetMostRounds = 6
 )
 
 // duetFlags declares -measure and the duet's flags; the function it
 // returns applies the duet's defaults once the flags are parsed.
 func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) error {
 	fs.StringVar(&o.Measure, "measure", run.MeasureDuet, "how the arms run: "+strings.Join(run.Measures, " or ")+
-		"; duet runs every arm of a group at the same moment, each server with an equal CPU quota, in rounds (-reps rounds at first, "+
-		duetWindow.String()+" each unless -duration, until -precision "+duetPrecision+" unless given, within -time-budget "+duetBudget.String()+"); "+
+		"; duet runs every arm of a group at the same moment, each server with an equal share of the server CPUs (-duet-cpu), in rounds (-reps rounds at first, "+
+		duetWindow.String()+" each unless -duration, then each group until its own intervals reach -precision "+duetPrecision+" unless given, at most "+fmt.Sprint(duetMostRounds)+" times -reps unless -max-blocks, within -time-budget "+duetBudget.String()+"); "+
 		"plans it does not apply to run isolated, and say why")
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
@@ -51,6 +56,9 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		if !given["time-budget"] {
 			o.TimeBudget = duetBudget
+		}
+		if !given["max-blocks"] {
+			o.MaxBlocks = min(100, duetMostRounds*o.Reps)
 		}
 		return nil
 	}

@@ -151,8 +151,8 @@ func TestDuetPrecisionLooksAgain(t *testing.T) {
 		"-warmup", "200ms", "-duration", "250ms", "-reps", "3", "-precision", "0.1%", "-max-blocks", "5", "-aa=false", "-known", "0",
 		"-max-foreign", "100%", "-server", server, "-load", loadBin, "-out", out,
 	)
-	assert.Contains(t, progress, "precision: after 3 rounds")
-	assert.Contains(t, progress, "precision: after 5 rounds")
+	assert.Contains(t, progress, "precision: counter · go · 2 after 3 rounds")
+	assert.Contains(t, progress, "precision: counter · go · 2 after 5 rounds")
 	assert.Contains(t, progress, "round 5 · counter · go · 2:")
 	assert.NotContains(t, progress, "round 6 ·", "-max-blocks bounds the rounds")
 }

@@ -135,7 +135,7 @@ func parseFlagsAs(args []string, stderr io.Writer, engine study.Engine) (command
 	fs.IntVar(&o.Reruns, "reruns", run.DefaultReruns, "validity gate: how many more times a spoiled block runs before it is dropped")
 	fs.StringVar(&o.Margin, "margin", run.DefaultMargin, "equivalence margin: \"no difference\" is said only of an effect shown (TOST) to lie within ±this")
 	fs.StringVar(&o.Precision, "precision", "0", "add blocks until every primary interval's half-width is within this percentage (0: off): isolated in one look after -reps blocks, side by side looking again after each addition; bounded by -max-blocks and -time-budget")
-	fs.IntVar(&o.MaxBlocks, "max-blocks", 0, "with -precision: the most blocks in all (0: three times -reps)")
+	fs.IntVar(&o.MaxBlocks, "max-blocks", 0, "with -precision: the most blocks in all (0: three times -reps; side by side, each group's rounds, six times)")
 	fs.DurationVar(&o.TimeBudget, "time-budget", 0, "with -precision: add no block that would end the comparison later than this after its start (0: no bound)")
 	fs.BoolVar(&o.AA, "aa", true, "A/A control: run the baseline twice in every block, as two servers, and report their difference as the machine's noise floor")
 	for _, f := range plan.Factors { // a factor's flag is its row's

@@ -3,6 +3,7 @@ package duet
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -202,14 +203,30 @@ type Result struct {
 }
 
 // WidestPrimary is the largest half-width (ratio scale) of a primary
-// interval or of an A/A control's, for -precision's rule; false when no
-// primary has one. The A/A control is the study's floor, the smallest
-// effect it can tell from noise: rounds are added until it too is as
-// narrow as the precision asked, whatever its estimate (the rule looks at
-// widths only, never at where an interval lies).
+// interval or of an A/A control's over every group (Widest); false when
+// no primary has one.
 func (r Result) WidestPrimary() (float64, bool) {
 	hw, ok := 0.0, false
 	for _, p := range r.Primaries {
+		if w, gok := r.Widest(p.Group); gok {
+			hw, ok = max(hw, w), true
+		}
+	}
+	return hw, ok
+}
+
+// Widest is the largest half-width (ratio scale) of one group's primary
+// intervals and its A/A control's, for -precision's rule; false when the
+// group has no primary. The A/A control is the group's floor, the
+// smallest effect it can tell from noise: rounds are added until it too
+// is as narrow as the precision asked, whatever its estimate (the rule
+// looks at widths only, never at where an interval lies).
+func (r Result) Widest(group string) (float64, bool) {
+	hw, ok := 0.0, false
+	for _, p := range r.Primaries {
+		if p.Group != group {
+			continue
+		}
 		if p.N < paired.MinBlocksRobust {
 			return math.Inf(1), true
 		}
@@ -219,6 +236,9 @@ func (r Result) WidestPrimary() (float64, bool) {
 		return 0, false
 	}
 	for _, g := range r.Groups {
+		if g.Name != group {
+			continue
+		}
 		for _, e := range g.AA {
 			if e.N < paired.MinBlocksRobust {
 				return math.Inf(1), true
@@ -229,20 +249,44 @@ func (r Result) WidestPrimary() (float64, bool) {
 	return hw, ok
 }
 
-// Rounds is -precision's rule side by side: after done rounds whose
-// analysis is res, the rounds to have in all. It is done itself when every
-// primary interval and every A/A interval is within target (or there is no
-// target, or done reaches maxRounds); otherwise as many as the widest asks
-// (paired.PlanBlocks), at most maxRounds. The runner runs them and asks
-// again, until the answer is the rounds it has: the rule reads the
-// intervals' widths only, never where they lie
-// (TestCoverageUnderTheStoppingRule).
-func Rounds(res Result, done int, target float64, maxRounds int) int {
-	hw, ok := res.WidestPrimary()
-	if !ok || !(target > 0) {
-		return done
+// Rounds is -precision's rule side by side, group by group: after done
+// rounds of each group (by name) whose analysis is res, the rounds each
+// is to have in all. A group is done when every primary interval and its
+// A/A interval are within target (or there is no target, or its rounds
+// reach maxRounds); otherwise it has as many as its widest asks
+// (paired.PlanBlocks), at most maxRounds. A group's rounds are its own
+// blocks, so one whose intervals are wide does not make every other
+// group run as many. The runner runs them and asks again, until the
+// answer is the rounds it has: the rule reads the intervals' widths
+// only, never where they lie (TestCoverageUnderTheStoppingRule).
+func Rounds(res Result, done map[string]int, target float64, maxRounds int) map[string]int {
+	out := make(map[string]int, len(done))
+	for g, n := range done {
+		out[g] = n
+		if hw, ok := res.Widest(g); ok && target > 0 {
+			out[g] = max(n, paired.PlanBlocks(n, hw, target, maxRounds))
+		}
 	}
-	return paired.PlanBlocks(done, hw, target, maxRounds)
+	return out
+}
+
+// WithinBudget trims the rounds each group is to have (want, from done)
+// to at most left rounds more in all, one more for every group that asks
+// in turn, as the runner interleaves them: a budget that ends early cuts
+// every group that asked, not the last ones.
+func WithinBudget(done, want map[string]int, left int) map[string]int {
+	out := maps.Clone(done)
+	for added := true; added && left > 0; {
+		added = false
+		for _, g := range slices.Sorted(maps.Keys(want)) {
+			if left > 0 && out[g] < want[g] {
+				out[g]++
+				left--
+				added = true
+			}
+		}
+	}
+	return out
 }
 
 // Analyse judges rounds. arms gives each group's arms (every group must

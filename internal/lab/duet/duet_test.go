@@ -100,7 +100,7 @@ func primary(t *testing.T, res Result, design, metric string) Primary {
 // adding rounds and looking again until the widths are within the target
 // or the rounds at their most, in at least 93% of simulated studies.
 func TestCoverageUnderTheStoppingRule(t *testing.T) {
-	const sims, n0, target, maxRounds = 400, 10, 0.02, 30
+	const sims, n0, target, maxRounds = 400, 10, 0.02, 60
 	o := DefaultOptions
 	o.Known = 2 * time.Microsecond
 	covered, extended, looks := 0, 0, 0
@@ -112,7 +112,7 @@ func TestCoverageUnderTheStoppingRule(t *testing.T) {
 		_, ok := res.WidestPrimary()
 		require.True(t, ok)
 		for done := n0; ; {
-			total := Rounds(res, done, target, maxRounds)
+			total := Rounds(res, map[string]int{"g": done}, target, maxRounds)["g"]
 			if total <= done {
 				break
 			}
@@ -141,12 +141,46 @@ func TestCoverageUnderTheStoppingRule(t *testing.T) {
 // it, or at the most rounds; with no target it never adds.
 func TestRoundsLooksUntilPrecise(t *testing.T) {
 	n := paired.MinBlocksRobust + 10
-	wide := Result{Primaries: []Primary{{Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.96, Hi: 1.04}}}}}
-	assert.Equal(t, 4*n, Rounds(wide, n, 0.02, 100), "twice the target: four times the rounds")
-	assert.Equal(t, 30, Rounds(wide, n, 0.02, 30), "at most the most")
-	assert.Equal(t, n, Rounds(wide, n, 0.05, 100), "within the target: done")
-	assert.Equal(t, n, Rounds(wide, n, 0, 100), "no target")
-	assert.Equal(t, 30, Rounds(wide, 30, 0.02, 30), "at the most rounds: done")
+	wide := Result{Primaries: []Primary{{Group: "g", Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.96, Hi: 1.04}}}}}
+	rounds := func(done int, target float64, most int) int {
+		return Rounds(wide, map[string]int{"g": done}, target, most)["g"]
+	}
+	assert.Equal(t, 4*n, rounds(n, 0.02, 100), "twice the target: four times the rounds")
+	assert.Equal(t, 30, rounds(n, 0.02, 30), "at most the most")
+	assert.Equal(t, n, rounds(n, 0.05, 100), "within the target: done")
+	assert.Equal(t, n, rounds(n, 0, 100), "no target")
+	assert.Equal(t, 30, rounds(30, 0.02, 30), "at the most rounds: done")
+}
+
+// TestRoundsGroupByGroup: a group whose intervals are within the target
+// keeps its rounds while a wide one asks for more; the control, the same
+// widths read over the whole study, would make both run as many.
+func TestRoundsGroupByGroup(t *testing.T) {
+	n := paired.MinBlocksRobust + 10
+	res := Result{Primaries: []Primary{
+		{Group: "narrow", Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.89, Hi: 0.91}}},
+		{Group: "wide", Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.96, Hi: 1.04}}},
+	}, Groups: []Group{{Name: "narrow", AA: []Estimate{{Robust: paired.Robust{N: n, Lo: 0.99, Hi: 1.01}}}}, {Name: "wide"}}}
+	got := Rounds(res, map[string]int{"narrow": n, "wide": n}, 0.02, 100)
+	assert.Equal(t, map[string]int{"narrow": n, "wide": 4 * n}, got)
+	hw, ok := res.WidestPrimary()
+	require.True(t, ok)
+	assert.Equal(t, 4*n, paired.PlanBlocks(n, hw, 0.02, 100), "the control: the study's widest asks as much of every group")
+
+	res.Groups[0].AA[0].Lo, res.Groups[0].AA[0].Hi = 0.95, 1.05
+	assert.Greater(t, Rounds(res, map[string]int{"narrow": n, "wide": n}, 0.02, 100)["narrow"], n, "a group's own A/A control counts")
+}
+
+// TestWithinBudget: rounds beyond the budget are cut from every group
+// that asked, one each in turn; a group that asked none gets none.
+func TestWithinBudget(t *testing.T) {
+	done := map[string]int{"a": 10, "b": 10, "c": 10}
+	want := map[string]int{"a": 10, "b": 40, "c": 20}
+	got := WithinBudget(done, want, 15)
+	assert.Equal(t, map[string]int{"a": 10, "b": 18, "c": 17}, got)
+	assert.Equal(t, want, WithinBudget(done, want, 1000), "a budget that holds them all: what was asked")
+	assert.Equal(t, done, WithinBudget(done, want, 0), "no budget left: nothing more")
+	assert.Equal(t, map[string]int{"a": 10, "b": 10, "c": 10}, done, "done is not changed")
 }
 
 // TestPairingNarrowsTheInterval: the same rounds analysed unpaired (the
@@ -273,7 +307,7 @@ func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	hw, ok := res.WidestPrimary()
 	require.True(t, ok)
 	assert.InDelta(t, 0.03, hw, 1e-12)
-	res.Groups = nil
+	res.Groups = []Group{{}}
 	hw, ok = res.WidestPrimary()
 	require.True(t, ok)
 	assert.InDelta(t, 0.01, hw, 1e-12)

@@ -328,34 +328,44 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if err := r.writeMeta(started); err != nil {
 		return err
 	}
-	if err := r.runRounds(ctx, 1, cfg.Reps); err != nil {
+	done := map[string]int{}
+	first := map[string]int{}
+	for _, g := range groups {
+		first[g.name] = cfg.Reps
+	}
+	if err := r.runRounds(ctx, done, first); err != nil {
 		return err
 	}
-	// -precision: look at the widths, add the rounds the widest asks,
-	// and look again, until every interval is within the target, the
-	// rounds reach -max-blocks or the time budget ends (duet.Rounds).
-	for done := cfg.Reps; cfg.Gate.Precision > 0; {
+	// -precision: look at each group's widths, add the rounds its widest
+	// asks, and look again, until every interval is within the target,
+	// each group's rounds reach -max-blocks or the time budget ends
+	// (duet.Rounds, duet.WithinBudget).
+	for cfg.Gate.Precision > 0 {
 		res, err := r.analyse()
 		if err != nil {
 			return err
 		}
-		hw, ok := res.WidestPrimary()
-		if !ok {
-			break
-		}
-		total := duet.Rounds(res, done, cfg.Gate.Precision, cfg.Gate.MaxBlocks)
+		want := duet.Rounds(res, done, cfg.Gate.Precision, cfg.Gate.MaxBlocks)
 		if cfg.TimeBudget > 0 {
-			per := time.Since(started) / time.Duration(done)
-			total = min(total, done+max(0, int((cfg.TimeBudget-time.Since(started))/per)))
+			ran := 0
+			for _, n := range done {
+				ran += n
+			}
+			per := time.Since(started) / time.Duration(ran)
+			want = duet.WithinBudget(done, want, max(0, int((cfg.TimeBudget-time.Since(started))/per)))
 		}
-		fmt.Fprintf(out, "precision: after %d rounds the widest primary interval is ±%s (target ±%s): %d rounds in all\n", done, paired.PctAbs(hw), paired.PctAbs(cfg.Gate.Precision), max(total, done))
-		if total <= done {
+		more := false
+		for _, g := range groups {
+			hw, _ := res.Widest(g.name)
+			fmt.Fprintf(out, "precision: %s after %d rounds, the widest interval ±%s (target ±%s): %d rounds in all\n", g.name, done[g.name], paired.PctAbs(hw), paired.PctAbs(cfg.Gate.Precision), want[g.name])
+			more = more || want[g.name] > done[g.name]
+		}
+		if !more {
 			break
 		}
-		if err := r.runRounds(ctx, done+1, total); err != nil {
+		if err := r.runRounds(ctx, done, want); err != nil {
 			return err
 		}
-		done = total
 	}
 	return WriteDuetReport(cfg.Out, out)
 }
@@ -446,11 +456,18 @@ func (r *duetRunner) quota(g duetGroup) float64 {
 	return r.cfg.Duet.Share * float64(len(g.place.Server)) / float64(len(g.arms))
 }
 
-// runRounds runs rounds from to to of every group, the groups interleaved
-// round by round.
-func (r *duetRunner) runRounds(ctx context.Context, from, to int) error {
-	for i := from; i <= to; i++ {
+// runRounds runs every group's rounds after done (by group name) up to
+// want, the groups interleaved round by round, and counts them in done.
+func (r *duetRunner) runRounds(ctx context.Context, done, want map[string]int) error {
+	last := 0
+	for _, n := range want {
+		last = max(last, n)
+	}
+	for i := 1; i <= last; i++ {
 		for _, g := range r.groups {
+			if i <= done[g.name] || i > want[g.name] {
+				continue
+			}
 			rd, err := r.round(ctx, g, i, r.cfg.Warmup, r.cfg.Duration)
 			if err != nil {
 				return err
@@ -462,6 +479,7 @@ func (r *duetRunner) runRounds(ctx context.Context, from, to int) error {
 				return err
 			}
 			fmt.Fprintf(r.out, "round %d · %s: %s\n", i, g.name, roundLine(rd))
+			done[g.name] = i
 		}
 	}
 	return nil

@@ -73,7 +73,7 @@ var Studies = []Study{
 		Desc: "the main job's defaults through the validity gate, with the A/A control (`make compare` runs the same plan into results/)",
 	},
 	{
-		Name: "busy", Engine: Runner, Plans: []Plan{{Args: "-workloads counter -driver h2load"}}, Out: "busy", Budget: 2 * time.Minute, Burst: true,
+		Name: "busy", Engine: Runner, Plans: []Plan{{Args: "-workloads counter -driver h2load"}}, Out: "busy", Budget: 3 * time.Minute, Burst: true,
 		Desc: "the counter with h2load beside a bursty background load on every CPU: what the validity gate does with it",
 	},
 	{
