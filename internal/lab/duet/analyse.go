@@ -216,11 +216,14 @@ func (r Result) WidestPrimary() (float64, bool) {
 }
 
 // Widest is the largest half-width (ratio scale) of one group's primary
-// intervals and its A/A control's, for -precision's rule; false when the
-// group has no primary. The A/A control is the group's floor, the
-// smallest effect it can tell from noise: rounds are added until it too
-// is as narrow as the precision asked, whatever its estimate (the rule
-// looks at widths only, never at where an interval lies).
+// intervals, and twice its A/A control's, for -precision's rule; false
+// when the group has no primary. The A/A control is the group's floor,
+// the smallest effect it can tell from noise, read as its interval's
+// farthest bound from no difference: its estimate is noise of about the
+// interval's own size, so rounds are added until its half-width is within
+// half the precision asked, and the floor is then within the precision
+// unless the twin's estimate strays past its standard error twice over.
+// The rule looks at widths only, never at where an interval lies.
 func (r Result) Widest(group string) (float64, bool) {
 	hw, ok := 0.0, false
 	for _, p := range r.Primaries {
@@ -243,7 +246,7 @@ func (r Result) Widest(group string) (float64, bool) {
 			if e.N < paired.MinBlocksRobust {
 				return math.Inf(1), true
 			}
-			hw = max(hw, (e.Hi-e.Lo)/2)
+			hw = max(hw, e.Hi-e.Lo)
 		}
 	}
 	return hw, ok

@@ -103,7 +103,7 @@ func TestCoverageUnderTheStoppingRule(t *testing.T) {
 	const sims, n0, target, maxRounds = 400, 10, 0.02, 60
 	o := DefaultOptions
 	o.Known = 2 * time.Microsecond
-	covered, extended, looks := 0, 0, 0
+	covered, extended, looks, precise, floored := 0, 0, 0, 0, 0
 	for s := range sims {
 		m := newMachine(uint64(s))
 		rounds := m.rounds("g", 1, n0)
@@ -129,8 +129,14 @@ func TestCoverageUnderTheStoppingRule(t *testing.T) {
 		if p.Lo <= m.effect && m.effect <= p.Hi {
 			covered++
 		}
+		if p.N < maxRounds {
+			precise++
+			if res.Groups[0].Floor() <= target {
+				floored++
+			}
+		}
 	}
-	t.Logf("coverage %d/%d; %d studies added rounds, in %d additions", covered, sims, extended, looks)
+	t.Logf("coverage %d/%d; %d studies added rounds, in %d additions; the A/A floor within ±%.0f%% in %d of the %d that stopped on precision", covered, sims, extended, looks, 100*target, floored, precise)
 	assert.GreaterOrEqual(t, float64(covered)/sims, 0.93)
 	assert.Positive(t, extended, "the rule was exercised")
 	assert.Greater(t, looks, extended, "some studies looked again after their first addition")
@@ -295,9 +301,9 @@ func TestReportGolden(t *testing.T) {
 	assert.Contains(t, b.String(), "dropped", fmt.Sprint("the gate's drop is reported"))
 }
 
-// TestTheStoppingRuleWatchesTheAAControl: an A/A interval wider than every
-// primary sets the width -precision's rule reads; without the A/A (the
-// control) the primary's own width does.
+// TestTheStoppingRuleWatchesTheAAControl: an A/A interval whose whole
+// width passes every primary's half-width sets the width -precision's
+// rule reads; without the A/A (the control) the primary's own width does.
 func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	n := paired.MinBlocksRobust
 	res := Result{
@@ -306,7 +312,7 @@ func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	}
 	hw, ok := res.WidestPrimary()
 	require.True(t, ok)
-	assert.InDelta(t, 0.03, hw, 1e-12)
+	assert.InDelta(t, 0.06, hw, 1e-12, "the A/A's whole width: its floor is its farthest bound")
 	res.Groups = []Group{{}}
 	hw, ok = res.WidestPrimary()
 	require.True(t, ok)
