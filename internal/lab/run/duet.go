@@ -270,6 +270,10 @@ type duetRunner struct {
 	rounds []duet.Round
 	file   *os.File // rounds.jsonl
 	out    io.Writer
+	// commit is the work tree's commit when the runner started (with
+	// "+dirty" if its code had changed): what ran, whatever is edited
+	// while the rounds run.
+	commit string
 }
 
 // RunDuet runs the comparison side by side, round after round, and writes
@@ -316,6 +320,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		defer r.db.close()
 	}
 	started := time.Now()
+	r.commit = commitOf(newMeta(cfg, nil))
 	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (%s window after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
 		len(groups), minArms(groups), maxArms(groups), cfg.Reps, cfg.Duration, cfg.Warmup, paired.PctAbs(cfg.Gate.Precision), max(cfg.Reps, cfg.Gate.MaxBlocks), cfg.Out)
 	if err := r.probe(ctx); err != nil {
@@ -412,7 +417,7 @@ func (r *duetRunner) options() duet.Options {
 }
 
 func (r *duetRunner) writeMeta(started time.Time) error {
-	m := duetMeta{Command: r.cfg.Command, Commit: commitOf(newMeta(r.cfg, nil)), Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
+	m := duetMeta{Command: r.cfg.Command, Commit: r.commit, Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
 		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, MaxForgn: r.cfg.Gate.MaxForeign}
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms

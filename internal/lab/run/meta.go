@@ -78,10 +78,12 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 const ResultsDir = "docs/results"
 
 // gitDirty reports whether the work tree in dir ("" for the current
-// directory) has uncommitted changes to tracked files outside ResultsDir:
-// changes to the code that the commit alone would not name.
+// directory) has uncommitted changes to tracked files outside ResultsDir
+// and other than Markdown: changes to the code that the commit alone
+// would not name. Prose (README.md, docs/, a report's golden file) is
+// not built into anything a run starts.
 func gitDirty(dir string) bool {
-	args := []string{"status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)" + ResultsDir}
+	args := []string{"status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)" + ResultsDir, ":(top,exclude,glob)**/*.md"}
 	if dir != "" {
 		args = append([]string{"-C", dir}, args...)
 	}

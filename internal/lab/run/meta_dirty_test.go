@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGitDirtyIgnoresResults: a changed results folder leaves the tree
-// clean (a study replacing its own folder still runs the commit it names);
-// a changed file of code makes it dirty — the control.
+// TestGitDirtyIgnoresResults: a changed results folder, or changed prose,
+// leaves the tree clean (a study replacing its own folder still runs the
+// commit it names); a changed file of code makes it dirty — the control.
 func TestGitDirtyIgnoresResults(t *testing.T) {
 	dir := t.TempDir()
 	git := func(args ...string) {
@@ -28,6 +28,8 @@ func TestGitDirtyIgnoresResults(t *testing.T) {
 	}
 	git("init", "-q")
 	write("main.go", "package main\n")
+	write("README.md", "old\n")
+	write(filepath.Join("docs", "methodology.md"), "old\n")
 	write(filepath.Join(ResultsDir, "study", "report.md"), "old\n")
 	git("add", ".")
 	git("commit", "-q", "-m", "init")
@@ -36,6 +38,10 @@ func TestGitDirtyIgnoresResults(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, ResultsDir, "study", "report.md")))
 	write(filepath.Join(ResultsDir, "other", "report.md"), "new\n")
 	require.False(t, gitDirty(dir), "only results changed")
+
+	write("README.md", "prose\n")
+	write(filepath.Join("docs", "methodology.md"), "prose\n")
+	require.False(t, gitDirty(dir), "only prose changed")
 
 	write("main.go", "package main // changed\n")
 	require.True(t, gitDirty(dir), "the code changed")
