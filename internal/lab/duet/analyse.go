@@ -279,9 +279,10 @@ func Rounds(res Result, done map[string]int, target float64, maxRounds int) map[
 // every group that asked, not the last ones.
 func WithinBudget(done, want map[string]int, left int) map[string]int {
 	out := maps.Clone(done)
+	groups := slices.Sorted(maps.Keys(want))
 	for added := true; added && left > 0; {
 		added = false
-		for _, g := range slices.Sorted(maps.Keys(want)) {
+		for _, g := range groups {
 			if left > 0 && out[g] < want[g] {
 				out[g]++
 				left--

@@ -320,7 +320,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		defer r.db.close()
 	}
 	started := time.Now()
-	r.commit = commitOf(newMeta(cfg, nil))
+	r.commit = treeCommit()
 	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (%s window after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
 		len(groups), minArms(groups), maxArms(groups), cfg.Reps, cfg.Duration, cfg.Warmup, paired.PctAbs(cfg.Gate.Precision), max(cfg.Reps, cfg.Gate.MaxBlocks), cfg.Out)
 	if err := r.probe(ctx); err != nil {
@@ -1047,13 +1047,14 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	return nil
 }
 
-// commitOf names the commit the runner ran from, "+dirty" when the work
-// tree had changes.
-func commitOf(m record.Meta) string {
-	if m.GitDirty && m.GitCommit != "" {
-		return m.GitCommit + "+dirty"
+// treeCommit names the commit the runner runs from, "+dirty" when the
+// work tree's code has changed since (workTree).
+func treeCommit() string {
+	commit, dirty := workTree()
+	if dirty && commit != "" {
+		return commit + "+dirty"
 	}
-	return m.GitCommit
+	return commit
 }
 
 // IsDuetDir says whether a results directory holds side-by-side rounds.

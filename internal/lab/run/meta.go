@@ -67,9 +67,14 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 	if slices.ContainsFunc(cfg.Factors.Values(plan.Cache), plan.Cached) {
 		m.RedisVersion = dbinst.RedisVersion()
 	}
-	m.GitCommit = firstLine(output("git", "rev-parse", "--short", "HEAD"))
-	m.GitDirty = gitDirty("")
+	m.GitCommit, m.GitDirty = workTree()
 	return m
+}
+
+// workTree is the commit HEAD names and whether the code has changed
+// since (gitDirty).
+func workTree() (commit string, dirty bool) {
+	return firstLine(output("git", "rev-parse", "--short", "HEAD")), gitDirty("")
 }
 
 // ResultsDir is where the repository keeps committed results. Changes
