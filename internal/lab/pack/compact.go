@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"path"
+	"strings"
 
 	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/record"
@@ -20,28 +22,43 @@ type compacted struct {
 	dropped map[string]bool
 	changed map[string]bool // the records compact rewrote, by path
 	logs    int             // logs bundled into the manifest
+	// profiles is the CPU profiles left out (isProfile), by path: the
+	// figures folded from each are in its record, which no longer names it.
+	profiles map[string]bool
 }
 
 func (c compacted) String() string {
-	return fmt.Sprintf("%d records made to keep their histogram once, %d histograms no report reads dropped, %d logs bundled into %s/%s",
-		c.curves, len(c.dropped), c.logs, record.RunsDir, record.ManifestFile)
+	return fmt.Sprintf("%d records made to keep their histogram once, %d histograms no report reads dropped, %d CPU profiles left out (their figures are in the records), %d logs bundled into %s/%s",
+		c.curves, len(c.dropped), len(c.profiles), c.logs, record.RunsDir, record.ManifestFile)
 }
 
 // compact lays tree — runs/ as the runner wrote it, by path — out as
 // record.ArchiveSchema does, for folder, the results folder it is read as:
 // each record's histogram kept once (slimRecord), dropped where no report
-// reads it (histogramsRead), and the logs bundled (record.Bundle).
+// reads it (histogramsRead), the CPU profiles of attributed runs left out
+// (no reader of a results folder opens them: a record keeps what was folded
+// from its profile, and a profile of 100 samples a second is as large as
+// the record), and the logs bundled (record.Bundle).
 func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
-	c := compacted{dropped: map[string]bool{}, changed: map[string]bool{}}
+	c := compacted{dropped: map[string]bool{}, changed: map[string]bool{}, profiles: map[string]bool{}}
 	keep, why, err := histogramsRead(folder)
 	if err != nil {
 		return c, err
 	}
 	files := make(map[string][]byte, len(tree))
 	for name, b := range tree {
+		if isProfile(name) {
+			c.profiles[name] = true
+			continue
+		}
 		files[name] = b
 		if !isRecord(name) {
 			continue
+		}
+		if s, _, ok, err := record.DropProfile(b); err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		} else if ok {
+			b, files[name], c.changed[name] = s, s, true
 		}
 		s, ok, err := slimRecord(b)
 		if err != nil {
@@ -74,6 +91,12 @@ func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
 	}
 	c.logs = len(files) + 1 - len(c.files)
 	return c, nil
+}
+
+// isProfile says whether a file of runs/ is a CPU profile the runner kept
+// beside an attributed run's record (record.Attribution.Profile).
+func isProfile(name string) bool {
+	return path.Dir(name) == record.RunsDir && strings.HasSuffix(name, ".pprof")
 }
 
 // histogramsRead is the runs of a results folder whose latency histogram a

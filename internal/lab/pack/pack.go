@@ -9,8 +9,9 @@
 // layout kept beside it, writes the archive to a temporary file, reads that
 // back, renders the study's report from it and from runs/, and only when
 // the two renderings are the same bytes, the loaders read the same records
-// from both and the archive holds every file it packed, puts the archive in
-// place and removes what it packed. The archive is in the smaller layout
+// from both and the archive holds every file it packed but the CPU profiles
+// of attributed runs (whose figures are in their records), puts the archive
+// in place and removes what it packed. The archive is in the smaller layout
 // (record.ArchiveSchema, compact): the logs in one file, and no histogram
 // that no report reads; the records read the same but for those. (Runs that make no comparison report,
 // such as a seed's counted runs, are checked by their records alone, and
@@ -171,7 +172,13 @@ func verify(dir string, volumes []string, files map[string][]byte, c compacted) 
 	if err != nil {
 		return "", nil, err
 	}
-	if err := sameTreeBut(got, files, c.changed); err != nil {
+	kept := make(map[string][]byte, len(files))
+	for name, b := range files {
+		if !c.profiles[name] {
+			kept[name] = b
+		}
+	}
+	if err := sameTreeBut(got, kept, c.changed); err != nil {
 		return "", nil, err
 	}
 	root := os.DirFS(dir)
@@ -262,14 +269,21 @@ func sameTreeBut(got fs.FS, files map[string][]byte, but map[string]bool) error 
 
 // records is everything the loaders read of a results folder, as JSON,
 // but the latency histograms of the runs in blank (and the curve drawn from
-// each, and the mark of one dropped): what an archive that dropped them
-// must still read as.
+// each, and the mark of one dropped) and the names of CPU profiles: what an
+// archive that dropped them must still read as.
 func records(folder fs.FS, blank map[string]bool) ([]byte, error) {
 	meta, runs, err := record.LoadFolder(folder)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range runs {
+		if r.Attribution != nil {
+			// An archive keeps no profile (compact): the figures folded
+			// from it are compared below, not the file's name.
+			a := *r.Attribution
+			a.Profile = ""
+			r.Attribution = &a
+		}
 		if blank[r.ID] && r.Result != nil {
 			res := *r.Result
 			res.HDR, res.Percentiles = "", nil

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/lab/attrib"
 	"github.com/locklab/locklab/internal/lab/record"
 	"github.com/locklab/locklab/internal/lab/render"
 	"github.com/locklab/locklab/internal/lab/report"
@@ -479,6 +481,9 @@ func layoutProblem(t *testing.T, files map[string][]byte) string {
 		if path.Dir(name) == record.RunsDir && strings.HasSuffix(name, ".log") && utf8.Valid(data) {
 			return name + " is a file of its own"
 		}
+		if isProfile(name) {
+			return name + " is a CPU profile"
+		}
 	}
 	return ""
 }
@@ -519,4 +524,52 @@ func TestCommittedArchivesAreCompact(t *testing.T) {
 	assert.Empty(t, layoutProblem(t, bundled))
 	bundled["runs/001-counter-go-mutex-vus10-rep1.server.log"] = []byte("listening\n")
 	assert.Contains(t, layoutProblem(t, bundled), "a file of its own")
+	delete(bundled, "runs/001-counter-go-mutex-vus10-rep1.server.log")
+	bundled["runs/001-counter-go-mutex-vus10-rep1.cpu.pprof"] = []byte("\x1f\x8b")
+	assert.Contains(t, layoutProblem(t, bundled), "a CPU profile")
+}
+
+// TestPackLeavesTheProfilesOut: an attributed run's CPU profile stays out
+// of the archive, and its record keeps every figure folded from it but the
+// profile's name.
+func TestPackLeavesTheProfilesOut(t *testing.T) {
+	dir := study(t, nil)
+	const id = "001-counter-go-mutex-vus10-rep1"
+	file := filepath.Join(dir, "runs", id+".json")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var r record.Run
+	require.NoError(t, json.Unmarshal(b, &r))
+	cpu := map[string]float64{}
+	for i, c := range attrib.Categories() {
+		cpu[c.Name] = 0.01 * float64(i+1)
+	}
+	r.Attribution = &record.Attribution{Profile: id + ".cpu.pprof", ProfileSeconds: 1, Samples: 98,
+		CPUSeconds: cpu, Calls: 9000, ReadSyscalls: 9100, WriteSyscalls: 9050}
+	b, err = record.JSON(&r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", id+".cpu.pprof"), []byte("\x1f\x8b a profile"), 0o644))
+	before := renderDir(t, dir)
+
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "1 CPU profiles left out")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
+	got := opened(t, dir)
+	assert.NotContains(t, got, "runs/"+id+".cpu.pprof")
+	_, runs, err := record.LoadDir(dir)
+	require.NoError(t, err)
+	var found bool
+	for _, g := range runs {
+		if g.ID != id {
+			continue
+		}
+		found = true
+		require.NotNil(t, g.Attribution)
+		want := *r.Attribution
+		want.Profile = ""
+		assert.Equal(t, want, *g.Attribution, "every figure but the profile's name")
+	}
+	assert.True(t, found)
 }

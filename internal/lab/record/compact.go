@@ -189,3 +189,41 @@ func DropHistogram(b []byte, why string) (out []byte, ok bool, err error) {
 	}
 	return out, true, nil
 }
+
+// profileField is an attributed record's CPU profile file as JSON writes
+// it, indented: "profile" inside "attribution", one level down, and never
+// its last field.
+var profileField = regexp.MustCompile(`\n    "profile": "([^"\\]*)",`)
+
+// DropProfile is a record, as JSON wrote it, that no longer names the CPU
+// profile kept beside it (Attribution.Profile ""): an archive keeps the
+// figures folded from a profile, in the record, and not the profile. file
+// is the name it named; ok is false for a record that names none, returned
+// as it is. A record not laid out as JSON writes one is an error, and so is
+// one whose rewrite would change anything else.
+func DropProfile(b []byte) (out []byte, file string, ok bool, err error) {
+	var was map[string]any
+	if err := json.Unmarshal(b, &was); err != nil {
+		return nil, "", false, err
+	}
+	attr, _ := was["attribution"].(map[string]any)
+	if p, _ := attr["profile"].(string); p == "" {
+		return b, "", false, nil
+	}
+	locs := profileField.FindAllSubmatchIndex(b, -1)
+	if len(locs) != 1 {
+		return nil, "", false, errors.New("record not laid out as record.JSON writes it: its profile is left alone")
+	}
+	l := locs[0]
+	file = string(b[l[2]:l[3]])
+	out = slices.Concat(b[:l[0]], b[l[1]:])
+	var is map[string]any
+	if err := json.Unmarshal(out, &is); err != nil {
+		return nil, "", false, fmt.Errorf("record without its profile does not parse: %w", err)
+	}
+	delete(attr, "profile")
+	if !reflect.DeepEqual(was, is) {
+		return nil, "", false, errors.New("dropping the profile changed more than the profile")
+	}
+	return out, file, true, nil
+}

@@ -217,3 +217,34 @@ func TestOpenReadsBothLayouts(t *testing.T) {
 	require.ErrorIs(t, err, ErrArchiveSchema, "the control: a layout this reader does not know")
 	assert.ErrorContains(t, err, filepath.Join(dir, RunsArchive))
 }
+
+// TestDropProfile: a record without its profile's name is the bytes JSON
+// writes for it, every figure kept; the control is a record not laid out as
+// JSON writes it, refused.
+func TestDropProfile(t *testing.T) {
+	r := histogramRun(t)
+	r.Attribution = &Attribution{Profile: "001-x.cpu.pprof", ProfileSeconds: 1, Samples: 98, CPUSeconds: map[string]float64{"store": 0.4}, Calls: 10}
+	b, err := JSON(r)
+	require.NoError(t, err)
+	out, file, ok, err := DropProfile(b)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "001-x.cpu.pprof", file)
+	want := *r
+	a := *r.Attribution
+	a.Profile = ""
+	want.Attribution = &a
+	wantJSON, err := JSON(want)
+	require.NoError(t, err)
+	assert.Equal(t, string(wantJSON), string(out))
+
+	again, _, ok, err := DropProfile(out)
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing left to drop")
+	assert.Equal(t, out, again)
+
+	compact := new(bytes.Buffer)
+	require.NoError(t, json.Compact(compact, b))
+	_, _, _, err = DropProfile(compact.Bytes())
+	assert.ErrorContains(t, err, "not laid out")
+}

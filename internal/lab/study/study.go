@@ -113,19 +113,23 @@ var Studies = []Study{
 		Plans: []Plan{{Args: "-measure isolated -aa=false -server-cpus 1,2 -share-cpus -reps 6 -work 0,5us,10us,20us,40us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-batch,inputQ-spin"}},
 		Desc:  "the work per command at which each owner design overtakes mutex at 2 server CPUs: predicted by the model, measured on a ladder of work levels",
 	},
+	// why and ledger run the blocks their plans name (-precision 0): they
+	// ask where the CPU and a call's time go, read from profiles and traces
+	// of every run, and more blocks would grow their archives, not answer
+	// a different question.
 	{
 		Name: "why", Engine: Runner, Out: "why", Budget: 5 * time.Minute,
 		Plans: []Plan{
-			{Sub: "h2load", Args: "-aa=false -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,noop -attribute off,on -reps 12"},
-			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,inputQ-batch,noop -attribute on -reps 11"},
+			{Sub: "h2load", Args: "-aa=false -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,noop -attribute off,on -reps 12 -precision 0"},
+			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -h2load-vus 100 -modes mutex,inputQ,inputQ-batch,noop -attribute on -reps 11 -precision 0"},
 		},
 		Desc: "where each design's server CPU goes, by category, with and without attribution; and the 2-CPU case with 20 µs of work",
 	},
 	{
 		Name: "ledger", Engine: Runner, Out: "ledger", Budget: 12 * time.Minute,
 		Plans: []Plan{
-			{Sub: "default", Args: "-aa=false -driver go -modes mutex,inputQ,inputQ-spin,noop -ledger on -reps 6"},
-			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,noop -ledger off,on -reps 6"},
+			{Sub: "default", Args: "-aa=false -driver go -modes mutex,inputQ,inputQ-spin,noop -ledger on -reps 6 -precision 0"},
+			{Sub: "cores-2cpu-20us", Args: "-aa=false -server-cpus 2 -share-cpus -work 20us -workloads counter -driver h2load -modes mutex,inputQ,inputQ-spin,noop -ledger off,on -reps 6 -precision 0"},
 		},
 		Desc: "each call's server-side time by state from execution traces: the default groups, and the 2-CPU case with 20 µs of work traced and not",
 	},
