@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,14 +180,8 @@ func (s *studyRun) run(ctx context.Context, out, warn io.Writer) error {
 	}
 	for i, c := range s.plans {
 		p := s.row.Plans[i]
-		// A study's folder holds its latest runs only: those of an earlier
-		// run go, packed or not, and so do its records, isolated or side
-		// by side (a study that changed mode would keep the other's); the
-		// runner rewrites the rest.
-		for _, f := range []string{record.RunsDir, record.RunsArchive, "logs.tar.gz", record.MetaFile, run.DuetMetaFile, run.DuetRoundsFile} {
-			if err := os.RemoveAll(filepath.Join(c.cfg.Out, f)); err != nil {
-				return err
-			}
+		if err := clearEarlierRun(c.cfg.Out); err != nil {
+			return err
 		}
 		c.cfg.Command = base
 		if p.Args != "" {
@@ -344,4 +339,40 @@ func serverCatalog() plan.Catalog {
 		cat.Under[plan.CatalogKey(plan.Backend, b)] = list(b)
 	}
 	return cat
+}
+
+// earlierRun is what a study's folder keeps of a run, by name: its runs/,
+// packed or not (every volume of the archive, and the logs.tar.gz of an
+// older layout), and its records, isolated (meta.json) or side by side
+// (duet.json, rounds.jsonl). The runner rewrites the rest: the report and
+// its figures.
+func earlierRun(dir string) ([]string, error) {
+	names := []string{record.RunsDir, "logs.tar.gz", record.MetaFile, run.DuetMetaFile, run.DuetRoundsFile}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return names, nil
+	}
+	for _, e := range entries {
+		if record.IsVolume(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, err
+}
+
+// clearEarlierRun removes what a study's folder keeps of an earlier run
+// (earlierRun), before a plan runs into it: a folder holds its latest run
+// only, and one that changed mode, or packed into fewer volumes, would
+// keep the other's records or a volume no archive begins.
+func clearEarlierRun(dir string) error {
+	names, err := earlierRun(dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range names {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,6 +221,7 @@ func TestStudyRunsEveryPlan(t *testing.T) {
 	out := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "a"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "a", record.RunsArchive), []byte("an earlier run"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "a", record.VolumeName(2)), []byte("its second volume"), 0o644))
 	for _, f := range []string{run.DuetMetaFile, run.DuetRoundsFile} { // an earlier side-by-side run's
 		require.NoError(t, os.WriteFile(filepath.Join(out, "a", f), []byte("an earlier run"), 0o644))
 	}
@@ -234,6 +236,7 @@ func TestStudyRunsEveryPlan(t *testing.T) {
 	for _, p := range row.Plans {
 		dir := filepath.Join(out, p.Sub)
 		assert.NoFileExists(t, filepath.Join(dir, record.RunsArchive), "the earlier run's archive went")
+		assert.NoFileExists(t, filepath.Join(dir, record.VolumeName(2)), "every volume of it")
 		assert.NoFileExists(t, filepath.Join(dir, run.DuetMetaFile), "and its side-by-side records")
 		assert.NoFileExists(t, filepath.Join(dir, run.DuetRoundsFile))
 		assert.DirExists(t, filepath.Join(dir, record.RunsDir))
@@ -241,4 +244,55 @@ func TestStudyRunsEveryPlan(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "make study NAME=scratch: compare "+p.Args, meta.Command)
 	}
+}
+
+// folderProblem says why a results folder does not hold one run's records
+// alone, or "": side-by-side records (duet.json) beside an isolated run's
+// (meta.json) or its archive, or a volume no archive begins.
+func folderProblem(dir string) string {
+	has := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	volumes, err := record.Volumes(dir)
+	switch {
+	case err != nil:
+		return err.Error()
+	case has(run.DuetMetaFile) && has(record.MetaFile):
+		return "side-by-side records beside an isolated run's " + record.MetaFile
+	case has(run.DuetMetaFile) && len(volumes) > 0:
+		return "side-by-side records beside an isolated run's archive"
+	}
+	return ""
+}
+
+// TestCommittedStudiesHoldOneRun: every folder under docs/results holds
+// the records of one run, as a study's run leaves it (clearEarlierRun);
+// the controls are folders holding an earlier run's files beside a new
+// one's.
+func TestCommittedStudiesHoldOneRun(t *testing.T) {
+	root := filepath.Join("..", "..", study.Dir)
+	n := 0
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		n++
+		assert.Empty(t, folderProblem(p), "%s: an earlier run's files left beside the latest (a study's run clears them)", p)
+		return nil
+	}))
+	require.Greater(t, n, 20)
+
+	plant := func(names ...string) string {
+		dir := t.TempDir()
+		for _, f := range names {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644))
+		}
+		return dir
+	}
+	assert.Empty(t, folderProblem(plant(run.DuetMetaFile, run.DuetRoundsFile)))
+	assert.Empty(t, folderProblem(plant(record.MetaFile, record.RunsArchive, record.VolumeName(2))))
+	assert.Contains(t, folderProblem(plant(run.DuetMetaFile, record.MetaFile)), "beside an isolated run's meta.json")
+	assert.Contains(t, folderProblem(plant(run.DuetMetaFile, record.RunsArchive)), "beside an isolated run's archive")
+	assert.NotEmpty(t, folderProblem(plant(run.DuetMetaFile, record.VolumeName(2))), "a volume no archive begins")
 }

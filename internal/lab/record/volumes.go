@@ -183,3 +183,9 @@ func WriteVolumes(fsys fs.FS, limit int64) ([][]byte, error) {
 	}
 	return nil, errors.New("no cut into volumes under the limit found")
 }
+
+// IsVolume says whether name is the name of an archive's volume: the
+// first (RunsArchive) or one past it.
+func IsVolume(name string) bool {
+	return name == RunsArchive || volumeName.MatchString(name)
+}
