@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"strings"
 
 	"github.com/locklab/locklab/internal/lab/capacity"
@@ -25,11 +26,14 @@ type compacted struct {
 	// profiles is the CPU profiles left out (isProfile), by path: the
 	// figures folded from each are in its record, which no longer names it.
 	profiles map[string]bool
+	// summaries is the drivers' summaries left out, by path: each one's
+	// record holds it whole as its result (heldBy).
+	summaries map[string]bool
 }
 
 func (c compacted) String() string {
-	return fmt.Sprintf("%d records made to keep their histogram once, %d histograms no report reads dropped, %d CPU profiles left out (their figures are in the records), %d logs bundled into %s/%s",
-		c.curves, len(c.dropped), len(c.profiles), c.logs, record.RunsDir, record.ManifestFile)
+	return fmt.Sprintf("%d records made to keep their histogram once, %d histograms no report reads dropped, %d CPU profiles left out (their figures are in the records), %d drivers' summaries left out (their records hold them), %d logs bundled into %s/%s",
+		c.curves, len(c.dropped), len(c.profiles), len(c.summaries), c.logs, record.RunsDir, record.ManifestFile)
 }
 
 // compact lays tree — runs/ as the runner wrote it, by path — out as
@@ -38,9 +42,10 @@ func (c compacted) String() string {
 // reads it (histogramsRead), the CPU profiles of attributed runs left out
 // (no reader of a results folder opens them: a record keeps what was folded
 // from its profile, and a profile of 100 samples a second is as large as
-// the record), and the logs bundled (record.Bundle).
+// the record), each driver's summary its record holds whole (heldBy), and
+// the logs bundled (record.Bundle).
 func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
-	c := compacted{dropped: map[string]bool{}, changed: map[string]bool{}, profiles: map[string]bool{}}
+	c := compacted{dropped: map[string]bool{}, changed: map[string]bool{}, profiles: map[string]bool{}, summaries: map[string]bool{}}
 	keep, why, err := histogramsRead(folder)
 	if err != nil {
 		return c, err
@@ -49,6 +54,12 @@ func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
 	for name, b := range tree {
 		if isProfile(name) {
 			c.profiles[name] = true
+			continue
+		}
+		if held, err := heldBy(tree, name); err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		} else if held {
+			c.summaries[name] = true
 			continue
 		}
 		files[name] = b
@@ -91,6 +102,44 @@ func compact(folder fs.FS, tree map[string][]byte) (compacted, error) {
 	}
 	c.logs = len(files) + 1 - len(c.files)
 	return c, nil
+}
+
+// heldBy says whether name is a driver's summary (record.SummarySuffix)
+// that the record beside it holds whole: the record's result is the summary
+// as the runner read it, so every field of the one is in the other, equal,
+// but the latency histogram and the percentile curve drawn from it, which
+// the record keeps once or drops where no report reads them (compact). A
+// summary with anything its record lacks, or without a record, is kept.
+func heldBy(tree map[string][]byte, name string) (bool, error) {
+	id, ok := strings.CutSuffix(name, record.SummarySuffix)
+	if !ok || path.Dir(name) != record.RunsDir {
+		return false, nil
+	}
+	rec, ok := tree[id+".json"]
+	if !ok {
+		return false, nil
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(tree[name], &sum); err != nil {
+		return false, err
+	}
+	var r struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(rec, &r); err != nil {
+		return false, err
+	}
+	if r.Result == nil {
+		return false, nil
+	}
+	if h, _ := r.Result["hdr"].(string); h != "" && h != sum["hdr"] {
+		return false, nil
+	}
+	for _, m := range []map[string]any{sum, r.Result} {
+		delete(m, "hdr")
+		delete(m, "percentiles")
+	}
+	return reflect.DeepEqual(sum, r.Result), nil
 }
 
 // isProfile says whether a file of runs/ is a CPU profile the runner kept

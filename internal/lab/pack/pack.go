@@ -10,8 +10,9 @@
 // back, renders the study's report from it and from runs/, and only when
 // the two renderings are the same bytes, the loaders read the same records
 // from both and the archive holds every file it packed but the CPU profiles
-// of attributed runs (whose figures are in their records), puts the archive
-// in place and removes what it packed. The archive is in the smaller layout
+// of attributed runs (whose figures are in their records) and the drivers'
+// summaries their records hold whole, puts the archive in place and
+// removes what it packed. The archive is in the smaller layout
 // (record.ArchiveSchema, compact): the logs in one file, and no histogram
 // that no report reads; the records read the same but for those. (Runs that make no comparison report,
 // such as a seed's counted runs, are checked by their records alone, and
@@ -174,7 +175,7 @@ func verify(dir string, volumes []string, files map[string][]byte, c compacted) 
 	}
 	kept := make(map[string][]byte, len(files))
 	for name, b := range files {
-		if !c.profiles[name] {
+		if !c.profiles[name] && !c.summaries[name] {
 			kept[name] = b
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -484,6 +485,9 @@ func layoutProblem(t *testing.T, files map[string][]byte) string {
 		if isProfile(name) {
 			return name + " is a CPU profile"
 		}
+		if held, err := heldBy(files, name); err != nil || held {
+			return fmt.Sprintf("%s is a summary its record holds whole (%v)", name, err)
+		}
 	}
 	return ""
 }
@@ -527,6 +531,13 @@ func TestCommittedArchivesAreCompact(t *testing.T) {
 	delete(bundled, "runs/001-counter-go-mutex-vus10-rep1.server.log")
 	bundled["runs/001-counter-go-mutex-vus10-rep1.cpu.pprof"] = []byte("\x1f\x8b")
 	assert.Contains(t, layoutProblem(t, bundled), "a CPU profile")
+	delete(bundled, "runs/001-counter-go-mutex-vus10-rep1.cpu.pprof")
+	var r struct {
+		Result json.RawMessage `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(bundled["runs/001-counter-go-mutex-vus10-rep1.json"], &r))
+	bundled["runs/001-counter-go-mutex-vus10-rep1"+record.SummarySuffix] = r.Result
+	assert.Contains(t, layoutProblem(t, bundled), "a summary its record holds whole")
 }
 
 // TestPackLeavesTheProfilesOut: an attributed run's CPU profile stays out
@@ -572,4 +583,38 @@ func TestPackLeavesTheProfilesOut(t *testing.T) {
 		assert.Equal(t, want, *g.Attribution, "every figure but the profile's name")
 	}
 	assert.True(t, found)
+}
+
+// TestPackLeavesHeldSummariesOut: a driver's summary that its record holds
+// whole stays out of the archive; the controls, a summary with a field its
+// record lacks and one whose histogram differs, stay in.
+func TestPackLeavesHeldSummariesOut(t *testing.T) {
+	dir := study(t, nil)
+	summaryOf := func(id string, edit func(map[string]any)) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "runs", id+".json"))
+		require.NoError(t, err)
+		var r struct {
+			Result map[string]any `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(b, &r))
+		require.NotEmpty(t, r.Result["hdr"])
+		edit(r.Result)
+		out, err := json.MarshalIndent(r.Result, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", id+record.SummarySuffix), out, 0o644))
+	}
+	summaryOf("001-counter-go-mutex-vus10-rep1", func(map[string]any) {})
+	summaryOf("002-counter-go-inputQ-vus10-rep1", func(m map[string]any) { m["driver_note"] = "a field the record lacks" })
+	summaryOf("003-counter-go-noop-vus10-rep1", func(m map[string]any) { m["hdr"] = "HISTFAAAAB94nJNpmSzMwMDAzAABMBoEGBkZGRkZ" })
+	before := renderDir(t, dir)
+
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), "1 drivers' summaries left out")
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
+	got := opened(t, dir)
+	assert.NotContains(t, got, "runs/001-counter-go-mutex-vus10-rep1"+record.SummarySuffix, "held whole by its record")
+	assert.Contains(t, got, "runs/002-counter-go-inputQ-vus10-rep1"+record.SummarySuffix, "a field its record lacks")
+	assert.Contains(t, got, "runs/003-counter-go-noop-vus10-rep1"+record.SummarySuffix, "another histogram")
 }
