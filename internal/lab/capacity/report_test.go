@@ -274,3 +274,22 @@ func TestCapacityDirtyTreeWarning(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCapacityGateSaysHowBusy: the gate's paragraph gives the median and
+// the most foreign CPU of a run where the CPU sets were read; the control,
+// runs without them, says nothing of it.
+func TestCapacityGateSaysHowBusy(t *testing.T) {
+	meta, c, runs := capFixture()
+	rep, err := NewCapacity(meta, c, runs)
+	require.NoError(t, err)
+	assert.NotContains(t, rep.Markdown(), "During the runs", "no CPU set read")
+
+	for _, r := range runs {
+		r.ServerSet = record.SetUsage{CPUs: []int{0}, User: 0.6, Idle: 0.4}
+		r.Derived, err = record.Derive(r)
+		require.NoError(t, err)
+	}
+	rep, err = NewCapacity(meta, c, runs)
+	require.NoError(t, err)
+	assert.Regexp(t, `During the runs something else took a median \S+ of a run's CPUs \(at most \S+\)\.`, rep.Markdown())
+}
