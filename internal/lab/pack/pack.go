@@ -155,7 +155,8 @@ func gather(dir string) (map[string][]byte, error) {
 
 // verify reads the archive back and checks it against what was packed:
 // every file, byte for byte, as compact laid them out (c), the tree it
-// gives back against runs/ (files) but for the histograms compact dropped,
+// gives back against runs/ (files) but for the histograms compact dropped
+// and the profiles and summaries it left out,
 // what the loaders read of it, and the report rendered from it against the
 // one rendered from runs/; checked says which. Its notes name the report
 // files in the folder that differ from that rendering (made by other

@@ -561,13 +561,7 @@ func TestPackLeavesTheProfilesOut(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, b, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs", id+".cpu.pprof"), []byte("\x1f\x8b a profile"), 0o644))
-	before := renderDir(t, dir)
-
-	var out strings.Builder
-	require.NoError(t, Pack(dir, &out))
-	assert.Contains(t, out.String(), "1 CPU profiles left out")
-	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
-	got := opened(t, dir)
+	got := packChecked(t, dir, "1 CPU profiles left out")
 	assert.NotContains(t, got, "runs/"+id+".cpu.pprof")
 	_, runs, err := record.LoadDir(dir)
 	require.NoError(t, err)
@@ -607,14 +601,21 @@ func TestPackLeavesHeldSummariesOut(t *testing.T) {
 	summaryOf("001-counter-go-mutex-vus10-rep1", func(map[string]any) {})
 	summaryOf("002-counter-go-inputQ-vus10-rep1", func(m map[string]any) { m["driver_note"] = "a field the record lacks" })
 	summaryOf("003-counter-go-noop-vus10-rep1", func(m map[string]any) { m["hdr"] = "HISTFAAAAB94nJNpmSzMwMDAzAABMBoEGBkZGRkZ" })
-	before := renderDir(t, dir)
-
-	var out strings.Builder
-	require.NoError(t, Pack(dir, &out))
-	assert.Contains(t, out.String(), "1 drivers' summaries left out")
-	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
-	got := opened(t, dir)
+	got := packChecked(t, dir, "1 drivers' summaries left out")
 	assert.NotContains(t, got, "runs/001-counter-go-mutex-vus10-rep1"+record.SummarySuffix, "held whole by its record")
 	assert.Contains(t, got, "runs/002-counter-go-inputQ-vus10-rep1"+record.SummarySuffix, "a field its record lacks")
 	assert.Contains(t, got, "runs/003-counter-go-noop-vus10-rep1"+record.SummarySuffix, "another histogram")
+}
+
+// packChecked packs dir, checks that Pack said said and that the report
+// renders as it did from runs/, and returns the runs/ tree the archive
+// reads as.
+func packChecked(t *testing.T, dir, said string) map[string]string {
+	t.Helper()
+	before := renderDir(t, dir)
+	var out strings.Builder
+	require.NoError(t, Pack(dir, &out))
+	assert.Contains(t, out.String(), said)
+	assert.Equal(t, before, renderDir(t, dir), "the report renders the same")
+	return opened(t, dir)
 }
