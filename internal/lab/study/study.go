@@ -91,14 +91,18 @@ var Studies = []Study{
 		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
 	},
 	{
-		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 7 * time.Minute,
+		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 10 * time.Minute,
 		Plans: []Plan{
 			{Sub: "500ns", Args: knownAnswer + " -known 500ns"},
 			{Sub: "2us", Args: knownAnswer + " -known 2us"},
 			{Sub: "8us", Args: knownAnswer + " -known 8us"},
 			{Sub: "quota-2us", Args: knownAnswer + " -known 2us -duet-cpu quota"},
+			// The baseline and the known arm alone, at both drivers and both
+			// loads: whether the spin reads its size when no other arm shares
+			// the CPU, and where it does not.
+			{Sub: "pair-2us", Args: "-measure duet -workloads counter -driver go,h2load -vus 10,100 -h2load-vus 10,100 -modes mutex -aa=false -reps 20 -precision 0 -known 2us"},
 		},
-		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second",
+		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second; and the baseline and the known arm alone, at 10 and 100 callers of each driver",
 	},
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
