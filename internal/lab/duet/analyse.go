@@ -176,8 +176,13 @@ type Group struct {
 }
 
 // Floor is the A/A control's widest reach from no effect over both
-// metrics: the smallest effect this group's rounds can tell from noise.
+// metrics: the smallest effect this group's rounds can tell from noise;
+// +Inf where it is not known: a group without the A/A twin (-aa=false), or
+// with too few rounds of it.
 func (g Group) Floor() float64 {
+	if len(g.AA) == 0 {
+		return math.Inf(1)
+	}
 	f := 0.0
 	for _, e := range g.AA {
 		if e.N >= 3 {

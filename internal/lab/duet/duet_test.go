@@ -504,3 +504,15 @@ func anatomyRatios(g Group) map[string]float64 {
 	}
 	return got
 }
+
+// TestFloorNeedsTheAAControl: a group without the A/A twin has no floor
+// (the report says "—", not ±0%); the control, a group with it, has the
+// twin's widest reach from no effect.
+func TestFloorNeedsTheAAControl(t *testing.T) {
+	assert.True(t, math.IsInf(Group{}.Floor(), 1), "no A/A twin: no floor")
+	g := Group{AA: []Estimate{
+		{Metric: "calls/s", Robust: paired.Robust{N: 20, Lo: 0.99, Hi: 1.015}},
+		{Metric: "CPU/call", Robust: paired.Robust{N: 20, Lo: 0.98, Hi: 1.005}},
+	}}
+	assert.InDelta(t, 0.02, g.Floor(), 1e-12)
+}

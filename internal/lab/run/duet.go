@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -1040,7 +1041,11 @@ func WriteDuetReport(dir string, out io.Writer) error {
 			}
 		}
 		if k := g.Known; k != nil && k.N >= 3 {
-			fmt.Fprintf(out, "%s: known answer %+.2f µs [%+.2f, %+.2f] CPU/call (true %+.2f); A/A floor ±%s\n", g.Name, 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU, paired.PctAbs(g.Floor()))
+			floor := "A/A floor ±" + paired.PctAbs(g.Floor())
+			if math.IsInf(g.Floor(), 1) {
+				floor = "no A/A floor"
+			}
+			fmt.Fprintf(out, "%s: known answer %+.2f µs [%+.2f, %+.2f] CPU/call (true %+.2f); %s\n", g.Name, 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU, floor)
 		}
 	}
 	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
