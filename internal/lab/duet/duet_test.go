@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -419,6 +420,28 @@ func TestForestRowsWithoutAPrimary(t *testing.T) {
 		assert.True(t, r.Drawn)
 	}
 	assert.Contains(t, ForestTitle(res), "no primary comparison")
+
+	// Without the twin either (-aa=false), the known arm's calls/s, and
+	// the answer says so instead of nothing.
+	pair := []Arm{testArms[0], testArms[2]}
+	o := DefaultOptions
+	o.Known = 2 * time.Microsecond
+	rounds = rounds[:0]
+	for _, r := range m.rounds("g", 25, 36) {
+		r.Arms = slices.DeleteFunc(r.Arms, func(a Measure) bool { return a.Arm == "inputQ" || a.Arm == "mutex (A/A)" })
+		rounds = append(rounds, r)
+	}
+	res, err = Analyse(map[string][]Arm{"g": pair}, rounds, o)
+	require.NoError(t, err)
+	rows = ForestRows(res)
+	require.Len(t, rows, 1)
+	assert.Contains(t, rows[0].Label, "the known arm vs the baseline, calls/s")
+	assert.True(t, rows[0].Drawn)
+	assert.Contains(t, ForestTitle(res), "no A/A twin")
+	var md strings.Builder
+	require.NoError(t, WriteMarkdown(&md, Header{Title: "t", Picture: "forest.svg"}, res))
+	assert.Contains(t, md.String(), "- **g**: no primary comparison; the known arm added")
+	assert.Contains(t, md.String(), "(true +2.00 µs).")
 
 	res, err = Analyse(groupsOf("g"), m.rounds("g", 13, 24), DefaultOptions)
 	require.NoError(t, err)

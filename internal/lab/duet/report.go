@@ -28,6 +28,9 @@ type Header struct {
 // ForestTitle heads the forest plot, and is its alt text.
 func ForestTitle(r Result) string {
 	if len(r.Primaries) == 0 {
+		if !hasAA(r) {
+			return fmt.Sprintf("Side by side, no primary comparison and no A/A twin: the known-answer arm's calls/s against the baseline, effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
+		}
 		return fmt.Sprintf("Side by side, no primary comparison: the A/A twin against the baseline, effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
 	}
 	return fmt.Sprintf("Side by side, every primary comparison: effect (%%) with its 95%% interval; dashed lines: the ±%s equivalence margin", paired.PctAbs(r.Options.Margin))
@@ -35,7 +38,8 @@ func ForestTitle(r Result) string {
 
 // ForestRows are the forest plot's rows: every primary comparison, or
 // where a plan has none (the baseline, its twin and the known spin alone)
-// the A/A twin's estimates, so that every report shows its comparisons.
+// the A/A twin's estimates, or where it has no twin either (-aa=false) the
+// known arm's calls/s, so that every report shows its comparisons.
 func ForestRows(r Result) []chart.ForestRow {
 	var out []chart.ForestRow
 	for _, p := range r.Primaries {
@@ -51,7 +55,26 @@ func ForestRows(r Result) []chart.ForestRow {
 				Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi, Drawn: e.N >= 3, Outcome: paired.OutcomeNotShown})
 		}
 	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, g := range r.Groups {
+		if k := g.Known; k != nil {
+			out = append(out, chart.ForestRow{Label: fmt.Sprintf("%s: the known arm vs the baseline, calls/s (implied %s)", g.Name, paired.Pct(k.TrueCalls-1)),
+				Ratio: k.Calls.Ratio, Lo: k.Calls.Lo, Hi: k.Calls.Hi, Drawn: k.N >= 3, Outcome: paired.OutcomeNotShown})
+		}
+	}
 	return out
+}
+
+// hasAA says whether any group of r has the A/A twin.
+func hasAA(r Result) bool {
+	for _, g := range r.Groups {
+		if len(g.AA) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteMarkdown renders the analysis as report.md: the answer first, then
@@ -81,6 +104,12 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 			}
 			first = false
 			p(" %s", pr.Sentence())
+		}
+		if first {
+			p(" no primary comparison")
+			if k := g.Known; k != nil && k.N >= 3 {
+				p("; the known arm added %+.2f µs [%+.2f, %+.2f] of server CPU per call (true %+.2f µs)", 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU)
+			}
 		}
 		if len(g.LoadBound) > 0 {
 			p(" — load-bound arms, their rounds left out: %s", strings.Join(g.LoadBound, ", "))
