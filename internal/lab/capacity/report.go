@@ -412,16 +412,9 @@ func (rep *CapacityReport) gateText() string {
 	text := fmt.Sprintf("The validity gate (%s): of %d cells (a ladder rate with every design, a refinement run, a design under a policy, each in a block), "+
 		"%d were rerun and %d dropped after every rerun, with %d spoiled runs in all. A dropped cell's points are kept in capacity.json but neither judged nor compared.",
 		rule, g.Cells, g.Rerun, g.Dropped, g.SpoiledRuns)
-	var foreign []float64
-	for _, r := range rep.runs {
-		if r.ServerSet.Sampled() || r.DriverSet.Sampled() {
-			foreign = append(foreign, r.Derived.Foreign)
-		}
-	}
-	if len(foreign) > 0 {
-		slices.Sort(foreign)
+	if median, most, ok := report.ForeignSpread(slices.Collect(maps.Values(rep.runs))); ok {
 		text += fmt.Sprintf(" During the runs something else took a median %s of a run's CPUs (at most %s).",
-			report.UnitShare.Format(foreign[len(foreign)/2]), report.UnitShare.Format(foreign[len(foreign)-1]))
+			report.UnitShare.Format(median), report.UnitShare.Format(most))
 	}
 	return text
 }

@@ -22,13 +22,30 @@ type gateView struct {
 	// its blocks in all.
 	clean, planned map[Cell]int
 	order          []Cell
-	// foreign are every run's foreign shares, for the machine's summary.
-	foreign []float64
+	// runs are every run the gate saw, for the machine's summary.
+	runs []*record.Run
 }
 
 type spoiledRun struct {
 	run *record.Run
 	why string
+}
+
+// ForeignSpread is the median and the most of the foreign CPU share of
+// the runs whose CPU sets were read (record.Derived's Foreign); ok is false
+// where none was.
+func ForeignSpread(runs []*record.Run) (median, most float64, ok bool) {
+	var s []float64
+	for _, r := range runs {
+		if r.ServerSet.Sampled() || r.DriverSet.Sampled() {
+			s = append(s, r.Derived.Foreign)
+		}
+	}
+	if len(s) == 0 {
+		return 0, 0, false
+	}
+	slices.Sort(s)
+	return s[len(s)/2], s[len(s)-1], true
 }
 
 // attemptOf counts a run's attempt from 1.
@@ -39,7 +56,7 @@ func attemptOf(r *record.Run) int { return max(r.Attempt, 1) }
 // was clean: the analysis sees clean blocks only, as the rule fixed before
 // the run says. Runs from before there was a gate are all kept.
 func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
-	v := gateView{rule: meta.Gate, clean: map[Cell]int{}, planned: map[Cell]int{}}
+	v := gateView{rule: meta.Gate, clean: map[Cell]int{}, planned: map[Cell]int{}, runs: runs}
 	type attempts map[int][]*record.Run
 	byCell := map[string]attempts{}
 	var order []string
@@ -50,9 +67,6 @@ func applyGate(meta record.Meta, runs []*record.Run) ([]*record.Run, gateView) {
 			order = append(order, k)
 		}
 		byCell[k][attemptOf(r)] = append(byCell[k][attemptOf(r)], r)
-		if r.ServerSet.Sampled() || r.DriverSet.Sampled() {
-			v.foreign = append(v.foreign, r.Derived.Foreign)
-		}
 		if why := meta.Gate.Spoils(r); why != "" {
 			v.spoiled = append(v.spoiled, spoiledRun{r, why})
 		}
@@ -127,10 +141,9 @@ func (v gateView) machine() string {
 		parts = append(parts, fmt.Sprintf("before the first block something else kept the server's CPUs %s and the driver's %s busy (over %gs)",
 			UnitShare.Format(g.QuietServer), UnitShare.Format(g.QuietDriver), g.QuietSeconds))
 	}
-	if len(v.foreign) > 0 {
-		s := slices.Sorted(slices.Values(v.foreign))
+	if median, most, ok := ForeignSpread(v.runs); ok {
 		parts = append(parts, fmt.Sprintf("during the runs it took a median %s of a run's CPUs (at most %s; a quiet run reads a few percent either way, from the kernel's 10 ms ticks)",
-			UnitShare.Format(s[len(s)/2]), UnitShare.Format(s[len(s)-1])))
+			UnitShare.Format(median), UnitShare.Format(most)))
 	}
 	text := "The machine: " + strings.Join(parts, "; ") + "."
 	if len(parts) == 0 {

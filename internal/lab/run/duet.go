@@ -1041,8 +1041,9 @@ func WriteDuetReport(dir string, out io.Writer) error {
 			}
 		}
 		if k := g.Known; k != nil && k.N >= 3 {
-			floor := "A/A floor ±" + paired.PctAbs(g.Floor())
-			if math.IsInf(g.Floor(), 1) {
+			f := g.Floor()
+			floor := "A/A floor ±" + paired.PctAbs(f)
+			if math.IsInf(f, 1) {
 				floor = "no A/A floor"
 			}
 			fmt.Fprintf(out, "%s: known answer %+.2f µs [%+.2f, %+.2f] CPU/call (true %+.2f); %s\n", g.Name, 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU, floor)

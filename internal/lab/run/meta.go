@@ -85,8 +85,8 @@ const ResultsDir = "docs/results"
 // gitDirty reports whether the work tree in dir ("" for the current
 // directory) has uncommitted changes to tracked files outside ResultsDir
 // and other than Markdown: changes to the code that the commit alone
-// would not name. Prose (README.md, docs/, a report's golden file) is
-// not built into anything a run starts.
+// would not name. Prose (README.md, docs/) is not built into anything a
+// run starts; a golden file (*.golden) is a test's and counts as code.
 func gitDirty(dir string) bool {
 	args := []string{"status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)" + ResultsDir, ":(top,exclude,glob)**/*.md"}
 	if dir != "" {
