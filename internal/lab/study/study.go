@@ -145,11 +145,14 @@ var Studies = []Study{
 		},
 		Desc: "every design built by two Go releases: side by side in the same rounds, each design against itself built by the first, in the default groups; isolated in the same blocks, the 2-CPU case with 20 µs of work",
 	},
-	// bank-db's rounds last 4 s, not 1 s: at 10 callers an arm serves
-	// about 190 transfers a second over the database, so one second's p99
-	// is its second-slowest call, and a round's start (ten fresh servers,
-	// each with its database) takes 3 s whatever the window. Four-second
-	// windows quadruple each p99's calls for under twice the round's time.
+	// bank-db's rounds last 4 s, not 1 s. A round's start (ten fresh
+	// servers, each with its private database) takes about 3 s whatever
+	// the window, and over a database the first seconds are not the
+	// steady state: with 1-s windows rwmutex's lead in calls/s at 100
+	// callers read two to three times what 4-s windows read, and the excess
+	// of its p99 over the mutex's a third to two fifths as much
+	// (docs/methodology.md, "a round's window"). The counter's answers do
+	// not move with the window.
 	{
 		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 30 * time.Minute,
 		Plans: []Plan{{Args: "-workloads bank-A -driver go -backend mysql -db-pool 1,9,32 -modes all -duet-metrics calls/s,CPU/call,p99 -duration 4s -time-budget 26m"}},
