@@ -279,21 +279,31 @@ func Rounds(res Result, done map[string]int, target float64, maxRounds int) map[
 }
 
 // WithinBudget trims the rounds each group is to have (want, from done)
-// to at most left rounds more in all, one more for every group that asks
-// in turn, as the runner interleaves them: a budget that ends early cuts
-// every group that asked, not the last ones.
+// to at most left rounds more in all. Each round goes to the group whose
+// rounds so far are the smallest share of what it asked: a group asks
+// done·(w/target)² rounds for a widest half-width w, so its width is then
+// about target·√(want/rounds), and the budget is spent to make the widest
+// of them as narrow as it can, the noisiest group first; the rule still
+// reads widths only. Ties go to the group first by name.
 func WithinBudget(done, want map[string]int, left int) map[string]int {
 	out := maps.Clone(done)
 	groups := slices.Sorted(maps.Keys(want))
-	for added := true; added && left > 0; {
-		added = false
+	for ; left > 0; left-- {
+		next, far := "", 0.0
 		for _, g := range groups {
-			if left > 0 && out[g] < want[g] {
-				out[g]++
-				left--
-				added = true
+			if out[g] >= want[g] {
+				continue
+			}
+			// want/out, the square of how far the group's width would be
+			// from the target; a group with no rounds yet is infinitely far.
+			if r := float64(want[g]) / float64(max(out[g], 0)); next == "" || r > far {
+				next, far = g, r
 			}
 		}
+		if next == "" {
+			break
+		}
+		out[next]++
 	}
 	return out
 }

@@ -178,16 +178,34 @@ func TestRoundsGroupByGroup(t *testing.T) {
 	assert.Greater(t, Rounds(res, map[string]int{"narrow": n, "wide": n}, 0.02, 100)["narrow"], n, "a group's own A/A control counts")
 }
 
-// TestWithinBudget: rounds beyond the budget are cut from every group
-// that asked, one each in turn; a group that asked none gets none.
+// TestWithinBudget: rounds beyond the budget go first to the group
+// farthest from what it asked, as a share of it, so that the widest group
+// is as narrow as the budget allows; a group that asked none gets none.
 func TestWithinBudget(t *testing.T) {
 	done := map[string]int{"a": 10, "b": 10, "c": 10}
 	want := map[string]int{"a": 10, "b": 40, "c": 20}
 	got := WithinBudget(done, want, 15)
-	assert.Equal(t, map[string]int{"a": 10, "b": 18, "c": 17}, got)
+	assert.Equal(t, map[string]int{"a": 10, "b": 23, "c": 12}, got)
 	assert.Equal(t, want, WithinBudget(done, want, 1000), "a budget that holds them all: what was asked")
 	assert.Equal(t, done, WithinBudget(done, want, 0), "no budget left: nothing more")
 	assert.Equal(t, map[string]int{"a": 10, "b": 10, "c": 10}, done, "done is not changed")
+
+	// The widest a group is left at is target·√(want/rounds): no other
+	// split of the same 15 rounds leaves the widest narrower, and one
+	// round each in turn (the control) leaves it wider.
+	worst := func(out map[string]int) float64 {
+		w := 0.0
+		for g, n := range out {
+			w = max(w, math.Sqrt(float64(want[g])/float64(n)))
+		}
+		return w
+	}
+	for b := 0; b <= 15; b++ {
+		other := map[string]int{"a": 10, "b": 10 + b, "c": 10 + 15 - b}
+		assert.LessOrEqual(t, worst(got), worst(other), "b %d", 10+b)
+	}
+	inTurn := map[string]int{"a": 10, "b": 18, "c": 17}
+	assert.Less(t, worst(got), worst(inTurn))
 }
 
 // TestPairingNarrowsTheInterval: the same rounds analysed unpaired (the
