@@ -514,30 +514,35 @@ func (r *duetRunner) analyse() (duet.Result, error) {
 	return duet.Analyse(arms, r.rounds, r.options())
 }
 
-// probe runs one short round of every group before the plan and refuses
-// it when a judged arm was load-bound: its driver could not keep up, and
-// every round would measure the driver. A probe round the gate drops is
-// run again, up to probeTries times; the plan is not refused on a round
-// the machine spoiled.
+// probe runs short rounds of every group before the plan and refuses it
+// when a judged arm was load-bound in every one the gate kept: its driver
+// could not keep up, and every round would measure the driver. A group is
+// clear at its first kept round with no judged arm load-bound, so one
+// moment the machine stalled the drivers does not refuse the plan, and a
+// round the gate drops is run again; at most probeTries rounds a group.
 func (r *duetRunner) probe(ctx context.Context) error {
 	var slow []string
 	o := r.options()
 	for _, g := range r.groups {
-		var rd duet.Round
-		for try := 0; try < probeTries; try++ {
-			var err error
-			if rd, err = r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond); err != nil {
+		var rounds []duet.Round
+		var p probeOutcome
+		for try := 0; try < probeTries && !p.clear; try++ {
+			rd, err := r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond)
+			if err != nil {
 				return err
 			}
-			if duet.Gate(&rd, r.cfg.Gate.MaxForeign); rd.Dropped == "" {
-				break
-			}
+			duet.Gate(&rd, r.cfg.Gate.MaxForeign)
+			rounds = append(rounds, rd)
+			p = readProbe(g, rounds, o)
 		}
-		if rd.Dropped != "" {
-			fmt.Fprintf(r.out, "probe, %s: every try spoiled (%s); the rounds will say whether the driver kept up\n", g.name, rd.Dropped)
-			continue
+		switch {
+		case p.clear:
+		case p.kept == 0:
+			fmt.Fprintf(r.out, "probe, %s: every try spoiled (%s); the rounds will say whether the driver kept up\n", g.name, p.spoiled)
+		default:
+			slow = append(slow, fmt.Sprintf("%s: a judged arm was load-bound in every one of the %d probe rounds the gate kept; in the last:", g.name, p.kept))
+			slow = append(slow, p.slow...)
 		}
-		slow = append(slow, refusals(g, rd, o)...)
 	}
 	if len(slow) > 0 {
 		return fmt.Errorf("%w (its CPUs were saturated while a server used less than %s of its quota):\n  %s\nuse a cheaper driver (-driver h2load for the counter), fewer arms, or a smaller -server-share",
@@ -548,6 +553,32 @@ func (r *duetRunner) probe(ctx context.Context) error {
 
 // probeTries bounds the probe's rounds per group.
 const probeTries = 3
+
+// probeOutcome is what a group's probe rounds showed.
+type probeOutcome struct {
+	clear   bool     // a kept round had no judged arm load-bound
+	kept    int      // rounds the gate kept
+	slow    []string // the last kept round's load-bound arms, with their figures
+	spoiled string   // the last dropped round's reason
+}
+
+// readProbe reads a group's probe rounds in the order they ran, up to the
+// first kept round with no judged arm load-bound.
+func readProbe(g duetGroup, rounds []duet.Round, o duet.Options) probeOutcome {
+	var p probeOutcome
+	for _, rd := range rounds {
+		if rd.Dropped != "" {
+			p.spoiled = rd.Dropped
+			continue
+		}
+		p.kept++
+		if p.slow = refusals(g, rd, o); len(p.slow) == 0 {
+			p.clear = true
+			return p
+		}
+	}
+	return p
+}
 
 // refusals lists the judged arms a probe round found load-bound, with the
 // figures that show it.

@@ -200,3 +200,42 @@ func TestWindowP99(t *testing.T) {
 	_, err = windowP99(job, to.Add(time.Hour), to.Add(2*time.Hour))
 	assert.ErrorContains(t, err, "no call")
 }
+
+// TestReadProbe: a group whose driver kept a judged arm below its quota
+// in every probe round the gate kept is refused, with the figures; one
+// kept round with every judged arm at its quota clears it, so a moment
+// that stalled the drivers does not refuse the plan (the control); a
+// round the gate dropped counts for neither, and the noop ceiling is not
+// judged.
+func TestReadProbe(t *testing.T) {
+	g := duetGroup{name: "counter · go · 100", arms: []duet.Arm{
+		{Name: "mutex", Role: duet.RoleBaseline}, {Name: "inputQ", Role: duet.RoleDesign}, {Name: "noop", Role: duet.RoleCeiling},
+	}}
+	o := duet.DefaultOptions
+	round := func(inputQ, noop, busy float64) duet.Round {
+		m := func(name string, util float64) duet.Measure {
+			return duet.Measure{Arm: name, Requests: 5000, CPU: 0.2 * util, Window: 1, Quota: 0.2}
+		}
+		return duet.Round{Group: g.name, DriverBusy: busy, Arms: []duet.Measure{m("mutex", 1), m("inputQ", inputQ), m("noop", noop)}}
+	}
+	slow := round(0.7, 1, 0.95)
+	fine := round(1, 1, 0.95)
+	dropped := round(0.5, 1, 0.95)
+	dropped.Dropped = "steal 20% on the server CPUs"
+
+	p := readProbe(g, []duet.Round{slow, slow, slow}, o)
+	assert.False(t, p.clear)
+	assert.Equal(t, 3, p.kept)
+	require.Len(t, p.slow, 1)
+	assert.Contains(t, p.slow[0], "counter · go · 100, inputQ: the server used 70% of its 0.2-CPU quota (5000 calls/s); the drivers' CPUs were 95% busy")
+
+	p = readProbe(g, []duet.Round{slow, fine}, o)
+	assert.True(t, p.clear, "the control: one kept round at its quota clears the group")
+	assert.True(t, readProbe(g, []duet.Round{dropped, fine}, o).clear)
+	p = readProbe(g, []duet.Round{dropped, dropped}, o)
+	assert.False(t, p.clear)
+	assert.Zero(t, p.kept, "a dropped round is no evidence either way")
+	assert.Equal(t, dropped.Dropped, p.spoiled)
+	assert.True(t, readProbe(g, []duet.Round{round(1, 0.5, 0.95)}, o).clear, "the ceiling is not judged")
+	assert.True(t, readProbe(g, []duet.Round{round(0.7, 1, 0.5)}, o).clear, "below its quota with drivers to spare: the closed loop's pace")
+}
