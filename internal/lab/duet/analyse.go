@@ -296,7 +296,7 @@ func WithinBudget(done, want map[string]int, left int) map[string]int {
 			}
 			// want/out, the square of how far the group's width would be
 			// from the target; a group with no rounds yet is infinitely far.
-			if r := float64(want[g]) / float64(max(out[g], 0)); next == "" || r > far {
+			if r := float64(want[g]) / float64(out[g]); next == "" || r > far {
 				next, far = g, r
 			}
 		}
