@@ -14,10 +14,16 @@ import (
 // rounds go on until the primaries are precise: these are -measure duet's
 // defaults where the flags were not given.
 const (
-	duetWindow    = time.Second
-	duetRounds    = 10
-	duetPrecision = "2%"
-	duetBudget    = 5 * time.Minute
+	duetWindow = time.Second
+	// duetH2loadWindow is the window of a group h2load drives: measured
+	// for the same time on the counter at 100 callers, two-second rounds
+	// gave narrower intervals than one-second ones under h2load, and
+	// wider ones under the Go driver (docs/methodology.md, "a round's
+	// window").
+	duetH2loadWindow = 2 * time.Second
+	duetRounds       = 10
+	duetPrecision    = "2%"
+	duetBudget       = 5 * time.Minute
 	// duetMostRounds is -max-blocks side by side, in -reps: each group
 	// adds rounds until its own intervals are precise, so a noisy group
 	// may take more than the isolated runner's three times, within the
@@ -30,7 +36,7 @@ const (
 func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) error {
 	fs.StringVar(&o.Measure, "measure", run.MeasureDuet, "how the arms run: "+strings.Join(run.Measures, " or ")+
 		"; duet runs every arm of a group at the same moment, each server with an equal share of the server CPUs (-duet-cpu), in rounds (-reps rounds at first, "+
-		duetWindow.String()+" each unless -duration, then each group until its own intervals reach -precision "+duetPrecision+" unless given, at most "+fmt.Sprint(duetMostRounds)+" times -reps unless -max-blocks, within -time-budget "+duetBudget.String()+"); "+
+		duetWindow.String()+" each, "+duetH2loadWindow.String()+" under h2load, unless -duration, then each group until its own intervals reach -precision "+duetPrecision+" unless given, at most "+fmt.Sprint(duetMostRounds)+" times -reps unless -max-blocks, within -time-budget "+duetBudget.String()+"); "+
 		"plans it does not apply to run isolated, and say why")
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
@@ -47,6 +53,7 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		if !given["duration"] {
 			o.Duration = duetWindow
+			o.DriverWindows = map[string]time.Duration{"h2load": duetH2loadWindow}
 		}
 		if !given["reps"] {
 			o.Reps = duetRounds

@@ -156,3 +156,19 @@ func TestDuetPrecisionLooksAgain(t *testing.T) {
 	assert.Contains(t, progress, "round 5 · counter · go · 2:")
 	assert.NotContains(t, progress, "round 6 ·", "-max-blocks bounds the rounds")
 }
+
+// TestDuetWindowByDriver: side by side, a group h2load drives measures a
+// longer window than one the Go driver drives, unless -duration sets every
+// group's; isolated runs keep -duration's meaning.
+func TestDuetWindowByDriver(t *testing.T) {
+	cmd, err := parseFlags([]string{"-measure", "duet"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, duetWindow, cmd.cfg.Duration)
+	assert.Equal(t, map[string]time.Duration{"h2load": duetH2loadWindow}, cmd.cfg.Duet.Windows)
+	assert.Greater(t, duetH2loadWindow, duetWindow)
+
+	cmd, err = parseFlags([]string{"-measure", "duet", "-duration", "3s"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 3*time.Second, cmd.cfg.Duration)
+	assert.Nil(t, cmd.cfg.Duet.Windows, "-duration given: every group's window")
+}

@@ -96,6 +96,10 @@ type Options struct {
 	ServerShare float64
 	DuetCPU     string
 	DuetMetrics string
+	// DriverWindows is, side by side, a round's window for the groups
+	// each named driver drives, in place of Duration (nil: Duration for
+	// every group).
+	DriverWindows map[string]time.Duration
 }
 
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
@@ -353,7 +357,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0])}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Windows: o.DriverWindows}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)

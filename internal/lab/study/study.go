@@ -73,11 +73,11 @@ var Studies = []Study{
 		Desc: "the main job's defaults through the validity gate, with the A/A control (`make compare` runs the same plan into results/)",
 	},
 	{
-		Name: "busy", Engine: Runner, Plans: []Plan{{Args: "-workloads counter -driver h2load"}}, Out: "busy", Budget: 3 * time.Minute, Burst: true,
+		Name: "busy", Engine: Runner, Plans: []Plan{{Args: "-workloads counter -driver h2load"}}, Out: "busy", Budget: 4 * time.Minute, Burst: true,
 		Desc: "the counter with h2load beside a bursty background load on every CPU: what the validity gate does with it",
 	},
 	{
-		Name: "duet-method", Engine: Runner, Out: "duet-method", Budget: 12 * time.Minute,
+		Name: "duet-method", Engine: Runner, Out: "duet-method", Budget: 14 * time.Minute,
 		Plans: []Plan{
 			{Sub: "group", Args: duetMethod},
 			{Sub: "pairs", Args: duetMethod + " -aa=false -known 0"},
@@ -91,7 +91,7 @@ var Studies = []Study{
 		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
 	},
 	{
-		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 10 * time.Minute,
+		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 12 * time.Minute,
 		Plans: []Plan{
 			{Sub: "500ns", Args: knownAnswer + " -known 500ns"},
 			{Sub: "2us", Args: knownAnswer + " -known 2us"},
@@ -103,6 +103,19 @@ var Studies = []Study{
 			{Sub: "pair-2us", Args: "-measure duet -workloads counter -driver go,h2load -vus 10,100 -h2load-vus 10,100 -modes mutex -aa=false -reps 20 -precision 0 -known 2us"},
 		},
 		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second; and the baseline and the known arm alone, at 10 and 100 callers of each driver",
+	},
+	// window measures a round's window for each driver at equal time: 40
+	// rounds of 1 s against 27 of 2 s under h2load, 30 against 20 under
+	// the Go driver, the default groups' arms on the counter.
+	{
+		Name: "window", Engine: Runner, Out: "window", Budget: 8 * time.Minute,
+		Plans: []Plan{
+			{Sub: "h2load-1s", Args: "-measure duet -workloads counter -driver h2load -h2load-vus 100 -reps 40 -precision 0 -duration 1s"},
+			{Sub: "h2load-2s", Args: "-measure duet -workloads counter -driver h2load -h2load-vus 100 -reps 27 -precision 0 -duration 2s"},
+			{Sub: "go-1s", Args: "-measure duet -workloads counter -driver go -vus 10,100 -reps 30 -precision 0 -duration 1s"},
+			{Sub: "go-2s", Args: "-measure duet -workloads counter -driver go -vus 10,100 -reps 20 -precision 0 -duration 2s"},
+		},
+		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load and under the Go driver",
 	},
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
