@@ -278,6 +278,16 @@ func Rounds(res Result, done map[string]int, target float64, maxRounds int) map[
 	return out
 }
 
+// PerLook is the part of the rounds a budget has left that one look of
+// -precision's rule may place: half of them (one when one is left), so
+// that the next look, sized from more rounds, places the rest where the
+// widths then ask. A look after ten rounds reads widths that are
+// themselves noisy, and placing the whole budget on them would leave a
+// group that looked narrow early nothing when it widens.
+func PerLook(left int) int {
+	return (max(left, 0) + 1) / 2
+}
+
 // WithinBudget trims the rounds each group is to have (want, from done)
 // to at most left rounds more in all. Each round goes to the group whose
 // rounds so far are the smallest share of what it asked: a group asks

@@ -208,6 +208,14 @@ func TestWithinBudget(t *testing.T) {
 	assert.Less(t, worst(got), worst(inTurn))
 }
 
+// TestPerLook: one look places half the rounds the budget has left, at
+// least the last one, and none of a budget that has ended.
+func TestPerLook(t *testing.T) {
+	for left, want := range map[int]int{-3: 0, 0: 0, 1: 1, 2: 1, 10: 5, 11: 6} {
+		assert.Equal(t, want, PerLook(left), "left %d", left)
+	}
+}
+
 // TestPairingNarrowsTheInterval: the same rounds analysed unpaired (the
 // control) give a wider interval than paired by round.
 func TestPairingNarrowsTheInterval(t *testing.T) {

@@ -80,12 +80,12 @@ func (d Duet) window(driver string, dflt time.Duration) time.Duration {
 	return dflt
 }
 
-// windowsText names the rounds' windows of groups: one duration when
-// they share it, else the plan's and each other with its driver ("1s;
-// 2s under h2load").
+// windowsText names the rounds' windows of groups: "a 1s window" when
+// they share it, else the plan's and each other with its driver ("a 1s
+// window, 2s under h2load").
 func windowsText(cfg Config, groups []duetGroup) string {
 	var ws []time.Duration
-	parts := []string{cfg.Duration.String()}
+	parts := []string{"a " + cfg.Duration.String() + " window"}
 	for _, g := range groups {
 		w := cfg.Duet.window(g.driver(), cfg.Duration)
 		if !slices.Contains(ws, w) {
@@ -96,9 +96,9 @@ func windowsText(cfg Config, groups []duetGroup) string {
 		}
 	}
 	if len(ws) == 1 {
-		return ws[0].String()
+		return "a " + ws[0].String() + " window"
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, ", ")
 }
 
 // How the arms of a round share the server CPUs (-duet-cpu): CPUWeight
@@ -359,7 +359,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	}
 	started := time.Now()
 	r.commit = treeCommit()
-	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (%s window after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
+	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (%s, after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
 		len(groups), minArms(groups), maxArms(groups), cfg.Reps, windowsText(cfg, groups), cfg.Warmup, paired.PctAbs(cfg.Gate.Precision), max(cfg.Reps, cfg.Gate.MaxBlocks), cfg.Out)
 	if err := r.probe(ctx); err != nil {
 		return err
@@ -382,7 +382,8 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	// -precision: look at each group's widths, add the rounds its widest
 	// asks, and look again, until every interval is within the target,
 	// each group's rounds reach -max-blocks or the time budget ends
-	// (duet.Rounds, duet.WithinBudget).
+	// (duet.Rounds, duet.WithinBudget); one look places at most half the
+	// budget left (duet.PerLook).
 	for cfg.Gate.Precision > 0 {
 		res, err := r.analyse()
 		if err != nil {
@@ -395,7 +396,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 				ran += n
 			}
 			per := time.Since(started) / time.Duration(ran)
-			want = duet.WithinBudget(done, want, max(0, int((cfg.TimeBudget-time.Since(started))/per)))
+			want = duet.WithinBudget(done, want, duet.PerLook(int((cfg.TimeBudget-time.Since(started))/per)))
 		}
 		more := false
 		for _, g := range groups {
@@ -489,7 +490,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	if r.db != nil {
 		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
 	}
-	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then a %s window read from every server at the same two instants; a round is dropped when steal or foreign CPU on either set passed %s",
+	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then %s, read from every server at the same two instants; a round is dropped when steal or foreign CPU on either set passed %s",
 		r.cfg.Seed, r.cfg.Warmup, windowsText(r.cfg, r.groups), paired.PctAbs(r.cfg.Gate.MaxForeign)))
 	return record.WriteJSON(filepath.Join(r.cfg.Out, DuetMetaFile), m)
 }

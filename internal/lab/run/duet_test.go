@@ -253,8 +253,8 @@ func TestDuetWindow(t *testing.T) {
 		return duetGroup{arms: []duet.Arm{{Name: "mutex"}}, specs: map[string]plan.Spec{"mutex": {Driver: driver}}}
 	}
 	cfg := Config{Duration: time.Second, Duet: d}
-	assert.Equal(t, "1s; 2s under h2load", windowsText(cfg, []duetGroup{group("go"), group("h2load")}))
-	assert.Equal(t, "2s", windowsText(cfg, []duetGroup{group("h2load")}))
-	assert.Equal(t, "1s", windowsText(cfg, []duetGroup{group("go")}))
-	assert.Equal(t, "1s", windowsText(Config{Duration: time.Second}, []duetGroup{group("go"), group("h2load")}))
+	assert.Equal(t, "a 1s window, 2s under h2load", windowsText(cfg, []duetGroup{group("go"), group("h2load")}))
+	assert.Equal(t, "a 2s window", windowsText(cfg, []duetGroup{group("h2load")}))
+	assert.Equal(t, "a 1s window", windowsText(cfg, []duetGroup{group("go")}))
+	assert.Equal(t, "a 1s window", windowsText(Config{Duration: time.Second}, []duetGroup{group("go"), group("h2load")}))
 }
