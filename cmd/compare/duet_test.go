@@ -171,4 +171,8 @@ func TestDuetWindowByDriver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3*time.Second, cmd.cfg.Duration)
 	assert.Nil(t, cmd.cfg.Duet.Windows, "-duration given: every group's window")
+
+	cmd, err = parseFlags([]string{"-measure", "isolated"}, io.Discard)
+	require.NoError(t, err)
+	assert.Nil(t, cmd.cfg.Duet.Windows, "isolated: -duration is every run's")
 }
