@@ -80,6 +80,11 @@ func (d Duet) window(driver string, dflt time.Duration) time.Duration {
 	return dflt
 }
 
+// windowOf is group g's round window under cfg.
+func (cfg Config) windowOf(g duetGroup) time.Duration {
+	return cfg.Duet.window(g.driver(), cfg.Duration)
+}
+
 // windowsText names the rounds' windows of groups: "a 1s window" when
 // they share it, else the plan's and each other with its driver ("a 1s
 // window, 2s under h2load").
@@ -87,7 +92,7 @@ func windowsText(cfg Config, groups []duetGroup) string {
 	var ws []time.Duration
 	parts := []string{"a " + cfg.Duration.String() + " window"}
 	for _, g := range groups {
-		w := cfg.Duet.window(g.driver(), cfg.Duration)
+		w := cfg.windowOf(g)
 		if !slices.Contains(ws, w) {
 			ws = append(ws, w)
 		}
@@ -193,7 +198,7 @@ func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 			per += dbStartup + time.Duration(len(g.arms))*dbStartup/4 // installs side by side on the servers' CPUs
 		}
 		probe += per + 500*time.Millisecond
-		round += per + cfg.Duet.window(g.driver(), cfg.Duration) + duetTail
+		round += per + cfg.windowOf(g) + duetTail
 	}
 	first := probe + time.Duration(cfg.Reps)*round
 	if cfg.Gate.Precision <= 0 {
@@ -462,7 +467,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, MaxForgn: r.cfg.Gate.MaxForeign}
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
-		if w := r.cfg.Duet.window(g.driver(), r.cfg.Duration); w != r.cfg.Duration {
+		if w := r.cfg.windowOf(g); w != r.cfg.Duration {
 			if m.Windows == nil {
 				m.Windows = map[string]time.Duration{}
 			}
@@ -520,7 +525,7 @@ func (r *duetRunner) runRounds(ctx context.Context, done, want map[string]int) e
 			if i <= done[g.name] || i > want[g.name] {
 				continue
 			}
-			rd, err := r.round(ctx, g, i, r.cfg.Warmup, r.cfg.Duet.window(g.driver(), r.cfg.Duration))
+			rd, err := r.round(ctx, g, i, r.cfg.Warmup, r.cfg.windowOf(g))
 			if err != nil {
 				return err
 			}

@@ -58,6 +58,13 @@ type Study struct {
 // for a fixed 20 rounds.
 const duetMethod = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 20 -precision 0"
 
+// windowH2load and windowGo are the window study's groups: the default
+// groups' arms on the counter under each driver.
+const (
+	windowH2load = "-measure duet -workloads counter -driver h2load -h2load-vus 100"
+	windowGo     = "-measure duet -workloads counter -driver go -vus 10,100"
+)
+
 // knownAnswer is the known-answer study's plan: the baseline, its twin and
 // the baseline with a known spin, side by side, the Go driver at 10
 // callers and h2load at 100, for a fixed 20 rounds.
@@ -110,10 +117,10 @@ var Studies = []Study{
 	{
 		Name: "window", Engine: Runner, Out: "window", Budget: 8 * time.Minute,
 		Plans: []Plan{
-			{Sub: "h2load-1s", Args: "-measure duet -workloads counter -driver h2load -h2load-vus 100 -reps 40 -precision 0 -duration 1s"},
-			{Sub: "h2load-2s", Args: "-measure duet -workloads counter -driver h2load -h2load-vus 100 -reps 27 -precision 0 -duration 2s"},
-			{Sub: "go-1s", Args: "-measure duet -workloads counter -driver go -vus 10,100 -reps 30 -precision 0 -duration 1s"},
-			{Sub: "go-2s", Args: "-measure duet -workloads counter -driver go -vus 10,100 -reps 20 -precision 0 -duration 2s"},
+			{Sub: "h2load-1s", Args: windowH2load + " -reps 40 -precision 0 -duration 1s"},
+			{Sub: "h2load-2s", Args: windowH2load + " -reps 27 -precision 0 -duration 2s"},
+			{Sub: "go-1s", Args: windowGo + " -reps 30 -precision 0 -duration 1s"},
+			{Sub: "go-2s", Args: windowGo + " -reps 20 -precision 0 -duration 2s"},
 		},
 		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load and under the Go driver",
 	},
