@@ -17,9 +17,10 @@ const (
 	duetWindow = time.Second
 	// duetH2loadWindow is the window of a group h2load drives: measured
 	// for the same time on the counter at 100 callers, two-second rounds
-	// gave narrower intervals than one-second ones under h2load, and
-	// wider ones under the Go driver (docs/methodology.md, "a round's
-	// window").
+	// gave intervals as narrow or narrower than one-second ones under
+	// h2load, whose A/A floor was the one past the target; under the Go
+	// driver the two came out close (docs/methodology.md, "a round's
+	// window", make study NAME=window).
 	duetH2loadWindow = 2 * time.Second
 	duetRounds       = 10
 	duetPrecision    = "2%"
