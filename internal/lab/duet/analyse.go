@@ -207,9 +207,9 @@ type Result struct {
 	Primaries []Primary
 }
 
-// WidestPrimary is the largest half-width (ratio scale) of a primary
-// interval or of an A/A control's over every group (Widest); false when
-// no primary has one.
+// WidestPrimary is the largest half-width (relative to the estimate,
+// paired.Robust.HalfWidth) of a primary interval or of an A/A control's
+// over every group (Widest); false when no primary has one.
 func (r Result) WidestPrimary() (float64, bool) {
 	hw, ok := 0.0, false
 	for _, p := range r.Primaries {
@@ -220,8 +220,9 @@ func (r Result) WidestPrimary() (float64, bool) {
 	return hw, ok
 }
 
-// Widest is the largest half-width (ratio scale) of one group's primary
-// intervals, and twice its A/A control's, for -precision's rule; false
+// Widest is the largest half-width (relative to the estimate,
+// paired.Robust.HalfWidth) of one group's primary intervals, and twice
+// its A/A control's, for -precision's rule; false
 // when the group has no primary. The A/A control is the group's floor,
 // the smallest effect it can tell from noise, read as its interval's
 // farthest bound from no difference: its estimate is noise of about the
@@ -238,7 +239,7 @@ func (r Result) Widest(group string) (float64, bool) {
 		if p.N < paired.MinBlocksRobust {
 			return math.Inf(1), true
 		}
-		hw, ok = max(hw, (p.Hi-p.Lo)/2), true
+		hw, ok = max(hw, p.HalfWidth()), true
 	}
 	if !ok {
 		return 0, false
@@ -251,7 +252,7 @@ func (r Result) Widest(group string) (float64, bool) {
 			if e.N < paired.MinBlocksRobust {
 				return math.Inf(1), true
 			}
-			hw = max(hw, e.Hi-e.Lo)
+			hw = max(hw, 2*e.HalfWidth())
 		}
 	}
 	return hw, ok
@@ -288,14 +289,25 @@ func PerLook(left int) int {
 	return (max(left, 0) + 1) / 2
 }
 
-// WithinBudget trims the rounds each group is to have (want, from done)
-// to at most left rounds more in all. Each round goes to the group whose
-// rounds so far are the smallest share of what it asked: a group asks
-// done·(w/target)² rounds for a widest half-width w, so its width is then
-// about target·√(want/rounds), and the budget is spent to make the widest
-// of them as narrow as it can, the noisiest group first; the rule still
-// reads widths only. Ties go to the group first by name.
-func WithinBudget(done, want map[string]int, left int) map[string]int {
+// Asks is the rounds each group would ask in all with no bound on them
+// (Rounds without -max-blocks): done·(w/target)² for a widest half-width
+// w, so that a group's width after n rounds is about target·√(ask/n),
+// however far that is past the most rounds it may run.
+func Asks(res Result, done map[string]int, target float64) map[string]int {
+	return Rounds(res, done, target, math.MaxInt32)
+}
+
+// WithinBudget trims the rounds each group is to have (want, from done:
+// Rounds, bounded by -max-blocks) to at most left rounds more in all.
+// Each round goes to the group, among those short of what they want,
+// whose rounds so far are the smallest share of what it asks unbounded
+// (Asks): its width is then about target·√(ask/rounds), and the budget is
+// spent to make the widest of them as narrow as it can, the noisiest
+// group first. The bound must not set the order: two groups that both
+// ask past -max-blocks want the same rounds, and read from want alone
+// they would share the budget evenly however much wider one of them is.
+// The rule still reads widths only. Ties go to the group first by name.
+func WithinBudget(done, want, ask map[string]int, left int) map[string]int {
 	out := maps.Clone(done)
 	groups := slices.Sorted(maps.Keys(want))
 	for ; left > 0; left-- {
@@ -304,9 +316,9 @@ func WithinBudget(done, want map[string]int, left int) map[string]int {
 			if out[g] >= want[g] {
 				continue
 			}
-			// want/out, the square of how far the group's width would be
+			// ask/out, the square of how far the group's width would be
 			// from the target; a group with no rounds yet is infinitely far.
-			if r := float64(want[g]) / float64(out[g]); next == "" || r > far {
+			if r := float64(max(ask[g], want[g])) / float64(out[g]); next == "" || r > far {
 				next, far = g, r
 			}
 		}

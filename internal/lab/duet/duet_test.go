@@ -148,7 +148,7 @@ func TestCoverageUnderTheStoppingRule(t *testing.T) {
 // it, or at the most rounds; with no target it never adds.
 func TestRoundsLooksUntilPrecise(t *testing.T) {
 	n := paired.MinBlocksRobust + 10
-	wide := Result{Primaries: []Primary{{Group: "g", Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.96, Hi: 1.04}}}}}
+	wide := Result{Primaries: []Primary{{Group: "g", Primary: paired.Primary{Robust: around(n, 1, 0.04)}}}}
 	rounds := func(done int, target float64, most int) int {
 		return Rounds(wide, map[string]int{"g": done}, target, most)["g"]
 	}
@@ -159,22 +159,50 @@ func TestRoundsLooksUntilPrecise(t *testing.T) {
 	assert.Equal(t, 30, rounds(30, 0.02, 30), "at the most rounds: done")
 }
 
+// around is an interval of n blocks about ratio whose half-width
+// relative to it (paired.Robust.HalfWidth) is hw: exp(log ratio ± w),
+// sinh w = hw.
+func around(n int, ratio, hw float64) paired.Robust {
+	w := math.Asinh(hw)
+	return paired.Robust{N: n, Ratio: ratio, Lo: ratio * math.Exp(-w), Hi: ratio * math.Exp(w)}
+}
+
+// TestRoundsReadWidthsNotWhereTheyLie: two groups whose intervals are
+// as wide on the log scale, one about no effect and one about a ratio of
+// 4 (a p99 four times the baseline's), ask for the same rounds. The
+// control: their widths on the ratio scale, (Hi − Lo)/2, differ fourfold,
+// and a rule that read them would ask sixteen times the rounds of the
+// group with the larger effect, whose interval is no less precise.
+func TestRoundsReadWidthsNotWhereTheyLie(t *testing.T) {
+	n := paired.MinBlocksRobust + 10
+	res := Result{Primaries: []Primary{
+		{Group: "none", Primary: paired.Primary{Robust: around(n, 1, 0.04)}},
+		{Group: "fourfold", Primary: paired.Primary{Robust: around(n, 4, 0.04)}},
+	}, Groups: []Group{{Name: "none"}, {Name: "fourfold"}}}
+	got := Rounds(res, map[string]int{"none": n, "fourfold": n}, 0.02, 1000)
+	assert.Equal(t, got["none"], got["fourfold"])
+	assert.Equal(t, 4*n, got["none"], "twice the target: four times the rounds")
+	ratioScale := func(r paired.Robust) float64 { return (r.Hi - r.Lo) / 2 }
+	assert.InDelta(t, 4, ratioScale(res.Primaries[1].Robust)/ratioScale(res.Primaries[0].Robust), 1e-9)
+	assert.Equal(t, 16*4*n, paired.PlanBlocks(n, ratioScale(res.Primaries[1].Robust), 0.02, 1000), "the control: the ratio scale asks sixteen times as many")
+}
+
 // TestRoundsGroupByGroup: a group whose intervals are within the target
 // keeps its rounds while a wide one asks for more; the control, the same
 // widths read over the whole study, would make both run as many.
 func TestRoundsGroupByGroup(t *testing.T) {
 	n := paired.MinBlocksRobust + 10
 	res := Result{Primaries: []Primary{
-		{Group: "narrow", Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.89, Hi: 0.91}}},
-		{Group: "wide", Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.96, Hi: 1.04}}},
-	}, Groups: []Group{{Name: "narrow", AA: []Estimate{{Robust: paired.Robust{N: n, Lo: 0.99, Hi: 1.01}}}}, {Name: "wide"}}}
+		{Group: "narrow", Primary: paired.Primary{Robust: around(n, 0.9, 0.01)}},
+		{Group: "wide", Primary: paired.Primary{Robust: around(n, 1, 0.04)}},
+	}, Groups: []Group{{Name: "narrow", AA: []Estimate{{Robust: around(n, 1, 0.01)}}}, {Name: "wide"}}}
 	got := Rounds(res, map[string]int{"narrow": n, "wide": n}, 0.02, 100)
 	assert.Equal(t, map[string]int{"narrow": n, "wide": 4 * n}, got)
 	hw, ok := res.WidestPrimary()
 	require.True(t, ok)
 	assert.Equal(t, 4*n, paired.PlanBlocks(n, hw, 0.02, 100), "the control: the study's widest asks as much of every group")
 
-	res.Groups[0].AA[0].Lo, res.Groups[0].AA[0].Hi = 0.95, 1.05
+	res.Groups[0].AA[0].Robust = around(n, 1, 0.05)
 	assert.Greater(t, Rounds(res, map[string]int{"narrow": n, "wide": n}, 0.02, 100)["narrow"], n, "a group's own A/A control counts")
 }
 
@@ -184,10 +212,10 @@ func TestRoundsGroupByGroup(t *testing.T) {
 func TestWithinBudget(t *testing.T) {
 	done := map[string]int{"a": 10, "b": 10, "c": 10}
 	want := map[string]int{"a": 10, "b": 40, "c": 20}
-	got := WithinBudget(done, want, 15)
+	got := WithinBudget(done, want, want, 15)
 	assert.Equal(t, map[string]int{"a": 10, "b": 23, "c": 12}, got)
-	assert.Equal(t, want, WithinBudget(done, want, 1000), "a budget that holds them all: what was asked")
-	assert.Equal(t, done, WithinBudget(done, want, 0), "no budget left: nothing more")
+	assert.Equal(t, want, WithinBudget(done, want, want, 1000), "a budget that holds them all: what was asked")
+	assert.Equal(t, done, WithinBudget(done, want, want, 0), "no budget left: nothing more")
 	assert.Equal(t, map[string]int{"a": 10, "b": 10, "c": 10}, done, "done is not changed")
 
 	// The widest a group is left at is target·√(want/rounds): no other
@@ -206,6 +234,20 @@ func TestWithinBudget(t *testing.T) {
 	}
 	inTurn := map[string]int{"a": 10, "b": 18, "c": 17}
 	assert.Less(t, worst(got), worst(inTurn))
+}
+
+// TestWithinBudgetPastTheBound: two groups that both ask for more rounds
+// than -max-blocks allows (60) want the same 60, but the one four times as
+// far from the target gets the budget first, up to the bound, and the
+// rest goes to the other. The control: read from the bounded wants alone,
+// the two would share it evenly.
+func TestWithinBudgetPastTheBound(t *testing.T) {
+	done := map[string]int{"noisy": 20, "quiet": 20}
+	want := map[string]int{"noisy": 60, "quiet": 60}
+	ask := map[string]int{"noisy": 800, "quiet": 200}
+	assert.Equal(t, map[string]int{"noisy": 50, "quiet": 20}, WithinBudget(done, want, ask, 30))
+	assert.Equal(t, map[string]int{"noisy": 60, "quiet": 40}, WithinBudget(done, want, ask, 60), "the noisy group at its bound, the rest to the quiet one")
+	assert.Equal(t, map[string]int{"noisy": 35, "quiet": 35}, WithinBudget(done, want, want, 30), "the control: the bound alone splits evenly")
 }
 
 // TestPerLook: one look places half the rounds the budget has left, at
@@ -334,8 +376,8 @@ func TestReportGolden(t *testing.T) {
 func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	n := paired.MinBlocksRobust
 	res := Result{
-		Primaries: []Primary{{Primary: paired.Primary{Robust: paired.Robust{N: n, Lo: 0.89, Hi: 0.91}}}},
-		Groups:    []Group{{AA: []Estimate{{Robust: paired.Robust{N: n, Lo: 0.97, Hi: 1.03}}}}},
+		Primaries: []Primary{{Primary: paired.Primary{Robust: around(n, 0.9, 0.01)}}},
+		Groups:    []Group{{AA: []Estimate{{Robust: around(n, 1, 0.03)}}}},
 	}
 	hw, ok := res.WidestPrimary()
 	require.True(t, ok)

@@ -171,9 +171,20 @@ type quantileKey struct {
 
 var quantiles sync.Map // quantileKey → float64
 
-// HalfWidth is the interval's half-width as a fraction of no effect:
-// (Hi − Lo)/2, the figure -precision aims at.
-func (r Robust) HalfWidth() float64 { return (r.Hi - r.Lo) / 2 }
+// HalfWidth is the interval's half-width relative to its estimate, the
+// figure -precision aims at: (Hi − Lo)/(2·√(Lo·Hi)), the sinh of half its
+// width on the log scale where it was made. The interval is symmetric
+// about the estimate there, so this width is the same wherever the
+// estimate lies, and a rule that reads it reads widths only: a ratio of 4
+// measured as precisely as one of 1 reads as narrow, where (Hi − Lo)/2
+// would read four times as wide and ask for sixteen times the blocks. At
+// a ratio of 1 the two agree. 0 for an interval not computed.
+func (r Robust) HalfWidth() float64 {
+	if !(r.Lo > 0 && r.Hi > 0) {
+		return 0
+	}
+	return (r.Hi - r.Lo) / (2 * math.Sqrt(r.Lo*r.Hi))
+}
 
 // Outcome is what a primary comparison concluded. The names carry the
 // prefix because Detected and TooFew already name the States of Analyse.

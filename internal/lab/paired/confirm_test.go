@@ -173,7 +173,9 @@ func TestYuenSymmetricAndEquivariant(t *testing.T) {
 		assert.InDelta(t, a.P, d.P, 1e-9)
 		assert.Equal(t, a.Lo > 1 || a.Hi < 1, a.P < 0.05, "n=%d: the interval excludes no effect exactly when the test rejects (p=%v)", n, a.P)
 		assert.True(t, a.Lo < a.EqLo && a.EqLo < a.Ratio && a.Ratio < a.EqHi && a.EqHi < a.Hi)
-		assert.InDelta(t, (a.Hi-a.Lo)/2, a.HalfWidth(), 1e-15)
+		assert.InDelta(t, math.Sinh((math.Log(a.Hi)-math.Log(a.Lo))/2), a.HalfWidth(), 1e-12)
+		assert.InDelta(t, a.HalfWidth(), c.HalfWidth(), 1e-12, "the half-width does not move with the estimate")
+		assert.Greater(t, (c.Hi-c.Lo)/2, 2*(a.Hi-a.Lo)/2, "the control: on the ratio scale the shifted interval reads e times as wide")
 	}
 }
 

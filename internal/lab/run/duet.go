@@ -401,7 +401,8 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 				ran += n
 			}
 			per := time.Since(started) / time.Duration(ran)
-			want = duet.WithinBudget(done, want, duet.PerLook(int((cfg.TimeBudget-time.Since(started))/per)))
+			ask := duet.Asks(res, done, cfg.Gate.Precision)
+			want = duet.WithinBudget(done, want, ask, duet.PerLook(int((cfg.TimeBudget-time.Since(started))/per)))
 		}
 		more := false
 		for _, g := range groups {
