@@ -43,6 +43,8 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
 	fs.StringVar(&o.DuetCPU, "duet-cpu", run.DuetCPUs[0], "duet: how the arms share the server CPUs: "+strings.Join(run.DuetCPUs, ", ")+
 		" (quota: an equal fixed quota each, -server-share of the CPUs in all; weight: groups of equal weight, a fair share each with no throttling; none: the control, their threads compete)")
+	fs.StringVar(&o.DuetSched, "duet-sched", run.DuetScheds[0], "duet: how the servers' threads are scheduled: "+strings.Join(run.DuetScheds, ", ")+
+		" (batch: SCHED_BATCH, a server woken by a call does not preempt another arm's on the CPU; normal: the kernel's default, a waking thread may)")
 	fs.StringVar(&o.DuetMetrics, "duet-metrics", "", "duet: the metrics every comparison is judged on, of "+strings.Join(duet.MetricNames(), ", ")+
 		" (default "+strings.Join(duet.DefaultMetricNames(), ",")+"); p99 is the callers' tail over each round's window")
 	return func(given map[string]bool) error {

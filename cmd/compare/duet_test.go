@@ -103,8 +103,8 @@ func TestDuetEndToEnd(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, round
-// length or precision stops the runner with a message and exit status 2,
+// TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, CPU
+// sharing, scheduling, round length or precision stops the runner with a message and exit status 2,
 // before anything runs; the control is a good line, which parses.
 func TestDuetFlagsExitTwo(t *testing.T) {
 	_, err := parseFlags([]string{"-measure", "duet"}, io.Discard)
@@ -118,6 +118,7 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-server-share", "1.5"}, "-server-share"},
 		{[]string{"-known", "-1us"}, "-known"},
 		{[]string{"-duet-cpu", "shares"}, "-duet-cpu"},
+		{[]string{"-duet-sched", "fifo"}, "-duet-sched"},
 		{[]string{"-duration", "100ms"}, "-duration"},
 		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},

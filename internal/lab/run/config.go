@@ -90,11 +90,13 @@ type Options struct {
 	AA                bool
 	TimeBudget        time.Duration
 	// Measure and the duet's settings (-measure, -known, -server-share,
-	// -duet-cpu, -duet-metrics: comma-separated, "" the default ones).
+	// -duet-cpu, -duet-sched, -duet-metrics: comma-separated, "" the
+	// default ones).
 	Measure     string
 	Known       time.Duration
 	ServerShare float64
 	DuetCPU     string
+	DuetSched   string
 	DuetMetrics string
 	// DriverWindows is, side by side, a round's window for the groups
 	// each named driver drives, in place of Duration (nil: Duration for
@@ -357,7 +359,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Windows: o.DriverWindows}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)
@@ -372,6 +374,8 @@ func duetOf(o Options) (string, Duet, error) {
 	switch {
 	case !slices.Contains(DuetCPUs, d.CPU):
 		return "", Duet{}, fmt.Errorf("-duet-cpu %q: want %s", o.DuetCPU, strings.Join(DuetCPUs, ", "))
+	case !slices.Contains(DuetScheds, d.Sched):
+		return "", Duet{}, fmt.Errorf("-duet-sched %q: want %s", o.DuetSched, strings.Join(DuetScheds, ", "))
 	case d.Known < 0 || d.Known > time.Millisecond:
 		return "", Duet{}, fmt.Errorf("-known %v: want 0 (no known-answer arm) to 1ms", o.Known)
 	case !(d.Share > 0 && d.Share <= 1):

@@ -70,6 +70,8 @@ type Duet struct {
 	// Windows is a round's window for the groups each named driver
 	// drives, in place of the plan's Duration.
 	Windows map[string]time.Duration
+	// Sched is how the servers' threads are scheduled: one of DuetScheds.
+	Sched string
 }
 
 // window is a round's window for a group that driver drives.
@@ -124,6 +126,31 @@ const (
 // DuetCPUs are the ways the arms can share the server CPUs, the default
 // first.
 var DuetCPUs = []string{CPUWeight, CPUQuota, CPUNone}
+
+// How the servers' threads are scheduled side by side (-duet-sched):
+// SchedBatch starts every server under SCHED_BATCH (chrt --batch 0, which
+// the server's threads and its database inherit), so that a server woken
+// by a call does not preempt another arm's server on the CPU: the running
+// one keeps it until it blocks or the tick takes it. SchedNormal, the
+// kernel's default, lets a waking thread preempt the running one, which
+// taxes an arm for every microsecond it spends on the CPU, the more the
+// more its co-runners wake.
+const (
+	SchedNormal = "normal"
+	SchedBatch  = "batch"
+)
+
+// DuetScheds are the ways the servers' threads can be scheduled, the
+// default first.
+var DuetScheds = []string{SchedNormal, SchedBatch}
+
+// schedArgv is argv started under the scheduling policy sched.
+func schedArgv(sched string, argv []string) []string {
+	if sched == SchedBatch {
+		return append([]string{"chrt", "--batch", "0"}, argv...)
+	}
+	return argv
+}
 
 // MinRound is the shortest window a duet round may have: every arm's
 // server is read at its two ends, and the kernel's quota works in 10 ms
@@ -451,6 +478,7 @@ type duetMeta struct {
 	Warmup   time.Duration            `json:"warmup"`
 	Seed     int                      `json:"seed"`
 	CPU      string                   `json:"cpu"`
+	Sched    string                   `json:"sched,omitempty"`
 	MaxForgn float64                  `json:"max_foreign"`
 	// Runtimes are the server binaries of a plan that builds each design
 	// with several Go releases, each with its `go version -m`.
@@ -465,7 +493,7 @@ func (r *duetRunner) options() duet.Options {
 
 func (r *duetRunner) writeMeta(started time.Time) error {
 	m := duetMeta{Command: r.cfg.Command, Commit: r.commit, Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
-		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, MaxForgn: r.cfg.Gate.MaxForeign}
+		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, Sched: r.cfg.Duet.Sched, MaxForgn: r.cfg.Gate.MaxForeign}
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
 		if w := r.cfg.windowOf(g); w != r.cfg.Duration {
@@ -492,6 +520,9 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 			vs = append(vs, fmt.Sprintf("%s (%s)", b.Runtime, b.Version()))
 		}
 		m.Setup = append(m.Setup, fmt.Sprintf("every design built by each Go release, %s (duet.json has each binary's `go version -m`), all in the same rounds: a design built by a later release is compared with itself built by %s; the A/A twin, the known answer and noop are %s's", strings.Join(vs, ", "), rts[0], rts[0]))
+	}
+	if r.cfg.Duet.Sched == SchedBatch {
+		m.Setup = append(m.Setup, "the servers' threads (and their databases') scheduled SCHED_BATCH: a server woken by a call does not preempt another arm's on the CPU")
 	}
 	if r.db != nil {
 		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
@@ -935,6 +966,9 @@ func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir 
 	var env []string
 	if r.db != nil && plan.OverDatabase(spec.Factors.Get(plan.Backend)) {
 		args, env = append(args, r.db.args()...), r.db.env()
+	}
+	if argv := schedArgv(r.cfg.Duet.Sched, append([]string{bin}, args...)); len(argv) > 1+len(args) {
+		bin, args = argv[0], argv[1:]
 	}
 	if a.srv, err = startServer(bin, args, g.place.Server, r.cfg.gomaxprocs(g.place.Server), filepath.Join(dir, "server.log"), env...); err != nil {
 		return fmt.Errorf("%s: %w", a.arm.Name, err)

@@ -1,10 +1,12 @@
 package run
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,39 @@ func TestKnownArgs(t *testing.T) {
 	got := knownArgs(base, 2*time.Microsecond)
 	assert.Equal(t, []string{"-mode", "mutex", "-work", "10µs", "-call-work", "2µs"}, got)
 	assert.Len(t, base, 4, "the baseline's own flags are left as they were")
+}
+
+// TestSchedArgv: under -duet-sched batch a process started as the
+// runner starts a server runs SCHED_BATCH (policy 3 in /proc/PID/stat),
+// and so do the threads and children it starts after; the control, the
+// kernel's default, runs SCHED_OTHER (0).
+func TestSchedArgv(t *testing.T) {
+	policy := func(pid int) int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		require.NoError(t, err)
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		p, err := strconv.Atoi(f[38]) // field 41, policy, counted from state (field 3)
+		require.NoError(t, err)
+		return p
+	}
+	for sched, want := range map[string]int{SchedBatch: 3, SchedNormal: 0} {
+		argv := schedArgv(sched, []string{"sh", "-c", "sleep 5 & wait"})
+		cmd := exec.Command(argv[0], argv[1:]...)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		var child int
+		require.Eventually(t, func() bool {
+			kids := descendants(cmd.Process.Pid)
+			if len(kids) == 0 {
+				return false
+			}
+			child = kids[0]
+			return true
+		}, 5*time.Second, 10*time.Millisecond)
+		assert.Equal(t, want, policy(cmd.Process.Pid), sched)
+		assert.Equal(t, want, policy(child), "%s: a child inherits it", sched)
+	}
+	assert.Equal(t, []string{"x"}, schedArgv(SchedNormal, []string{"x"}))
 }
 
 // TestDuetApplies: the plans side-by-side rounds cannot run say why, and
