@@ -124,6 +124,19 @@ var Studies = []Study{
 		},
 		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load and under the Go driver",
 	},
+	// How a round's servers are scheduled: SCHED_BATCH (the default) or
+	// the kernel's default, for the same rounds of the default groups, and
+	// the counter's two questions isolated in the same run, as the
+	// reference for what a server costs alone.
+	{
+		Name: "sched", Engine: Runner, Out: "sched", Budget: 12 * time.Minute,
+		Plans: []Plan{
+			{Sub: "batch", Args: "-duet-sched batch -reps 20 -precision 0"},
+			{Sub: "normal", Args: "-duet-sched normal -reps 20 -precision 0"},
+			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
+		},
+		Desc: "how a side-by-side round's servers are scheduled: SCHED_BATCH, where a server woken by a call does not preempt another, against the kernel's default, and the same questions isolated",
+	},
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
 		Plans: []Plan{
