@@ -124,8 +124,8 @@ var Studies = []Study{
 		},
 		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load and under the Go driver",
 	},
-	// How a round's servers are scheduled: SCHED_BATCH (the default) or
-	// the kernel's default, for the same rounds of the default groups, and
+	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
+	// default (the lab's), for the same rounds of the default groups, and
 	// the counter's two questions isolated in the same run, as the
 	// reference for what a server costs alone.
 	{
