@@ -104,8 +104,9 @@ func TestDuetEndToEnd(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, CPU
-// sharing, scheduling, round length or precision stops the runner with a message and exit status 2,
-// before anything runs; the control is a good line, which parses.
+// sharing, scheduling, round length or precision stops the runner with a
+// message and exit status 2, before anything runs; the control is a good
+// line, which parses.
 func TestDuetFlagsExitTwo(t *testing.T) {
 	_, err := parseFlags([]string{"-measure", "duet"}, io.Discard)
 	require.NoError(t, err, "the control")

@@ -976,10 +976,8 @@ func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir 
 	if r.db != nil && plan.OverDatabase(spec.Factors.Get(plan.Backend)) {
 		args, env = append(args, r.db.args()...), r.db.env()
 	}
-	if argv := schedArgv(r.cfg.Duet.Sched, append([]string{bin}, args...)); len(argv) > 1+len(args) {
-		bin, args = argv[0], argv[1:]
-	}
-	if a.srv, err = startServer(bin, args, g.place.Server, r.cfg.gomaxprocs(g.place.Server), filepath.Join(dir, "server.log"), env...); err != nil {
+	argv := schedArgv(r.cfg.Duet.Sched, append([]string{bin}, args...))
+	if a.srv, err = startServer(argv[0], argv[1:], g.place.Server, r.cfg.gomaxprocs(g.place.Server), filepath.Join(dir, "server.log"), env...); err != nil {
 		return fmt.Errorf("%s: %w", a.arm.Name, err)
 	}
 	if a.group != nil {
