@@ -31,11 +31,29 @@ func TestCallWorkSpinsInDataCallsOnly(t *testing.T) {
 	assert.Equal(t, 4, handled)
 }
 
-// TestCallWorkRefusesANegativeDuration, and zero adds no interceptor.
+// TestCallWorkRefusesANegativeDuration.
 func TestCallWorkRefusesANegativeDuration(t *testing.T) {
 	_, err := New(Config{Mode: "mutex", CallWork: -time.Microsecond})
 	assert.ErrorContains(t, err, "call work")
-	s, err := New(Config{Mode: "mutex"})
+}
+
+// TestEveryServerRunsTheCallWorkInterceptor: a server without call work
+// has the interceptor too, looking every call up and spinning in none, so
+// that the known answer's arm differs from its baseline by the spin alone;
+// the control, a server with call work, spins in its data calls.
+func TestEveryServerRunsTheCallWorkInterceptor(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Microsecond} {
+		s, err := New(Config{Mode: "mutex", CallWork: d})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Stop(context.Background()) })
+		require.NotNil(t, s.work, "%v: the interceptor is in the chain", d)
+		assert.Equal(t, d > 0, s.work.spin != nil, "%v: it spins only with call work", d)
+		assert.NotEmpty(t, s.work.data, "%v: it knows the data calls either way", d)
+	}
+	c := newCallWork(0, []string{"/locklab.v1.CounterService/Increment"})
+	handled := 0
+	_, err := c.unary(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/locklab.v1.CounterService/Increment"},
+		func(context.Context, any) (any, error) { handled++; return nil, nil })
 	require.NoError(t, err)
-	s.Stop(context.Background())
+	assert.Equal(t, 1, handled, "without call work a data call goes straight to its handler")
 }

@@ -68,7 +68,8 @@ type Config struct {
 	// in its handler's interceptor (a spin timed by the clock, -call-work): a cost
 	// that adds its own CPU to each call whatever the design and however
 	// the callers contend, so that the lab can measure a known answer.
-	// 0 adds none.
+	// 0 spins none; the interceptor is there either way, so that a server
+	// with call work differs from one without by the spin alone.
 	CallWork time.Duration
 	// Durability is DurabilityNone ("" too) or DurabilityWAL; with a WAL
 	// the state lives in DataDir and is recovered from it on start (the
@@ -113,6 +114,8 @@ type Server struct {
 	grpc   *grpc.Server
 	health *health.Server
 	st     *stores // nil for noop
+	// work is the call work's interceptor, in every server's chain.
+	work *callWork
 }
 
 // New looks up cfg.Mode and builds a server of that mode (Mode.New).
@@ -243,10 +246,11 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	if cfg.CallWork < 0 {
 		return nil, fmt.Errorf("call work %v: want >= 0", cfg.CallWork)
 	}
-	if cfg.CallWork > 0 {
-		// Innermost: only a call that reaches its handler spins.
-		unary = append(unary, newCallWork(cfg.CallWork, data).unary)
-	}
+	// Innermost: only a call that reaches its handler spins. Every server
+	// has it, spinning or not, so that the known-answer arm and its
+	// baseline run the same interceptors.
+	s.work = newCallWork(cfg.CallWork, data)
+	unary = append(unary, s.work.unary)
 	if cfg.MaxCalls > 0 {
 		// A refusal never reaches the interceptor: the gate counts it
 		// among its method's answers itself.
