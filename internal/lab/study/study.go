@@ -58,6 +58,11 @@ type Study struct {
 // for a fixed 20 rounds.
 const duetMethod = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 20 -precision 0"
 
+// isolatedCounter is duetMethod's comparison isolated, for 10 blocks: the
+// reference the duet-method and sched studies set their side-by-side
+// figures beside.
+const isolatedCounter = "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"
+
 // windowH2load and windowGo are the window study's groups: the default
 // groups' arms on the counter under each driver.
 const (
@@ -93,7 +98,7 @@ var Studies = []Study{
 			{Sub: "known-10us", Args: duetMethod + " -duet-cpu weight -known 10us"},
 			{Sub: "window-500ms", Args: duetMethod + " -duration 500ms"},
 			{Sub: "window-2s", Args: duetMethod + " -duration 2s -reps 10"},
-			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
+			{Sub: "isolated", Args: isolatedCounter},
 		},
 		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
 	},
@@ -133,7 +138,7 @@ var Studies = []Study{
 		Plans: []Plan{
 			{Sub: "batch", Args: "-duet-sched batch -reps 20 -precision 0"},
 			{Sub: "normal", Args: "-duet-sched normal -reps 20 -precision 0"},
-			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"},
+			{Sub: "isolated", Args: isolatedCounter},
 		},
 		Desc: "how a side-by-side round's servers are scheduled: SCHED_BATCH, where a server woken by a call does not preempt another, against the kernel's default, and the same questions isolated",
 	},
