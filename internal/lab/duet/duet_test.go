@@ -607,3 +607,27 @@ func TestFloorNeedsTheAAControl(t *testing.T) {
 	}}
 	assert.InDelta(t, 0.02, g.Floor(), 1e-12)
 }
+
+// TestReportSaysWhatWouldDecide: a comparison not shown carries about how
+// many rounds would decide it, in the answer and in the table; the control,
+// the same rounds with an effect the rounds decide, carries none.
+func TestReportSaysWhatWouldDecide(t *testing.T) {
+	render := func(effect float64) (Primary, string) {
+		m := newMachine(21)
+		m.effect, m.proc = effect, 0.06
+		res, err := Analyse(groupsOf("g"), m.rounds("g", 1, 12), DefaultOptions)
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
+		return primary(t, res, "inputQ", "calls/s"), b.String()
+	}
+	p, md := render(1)
+	require.Equal(t, paired.OutcomeNotShown, p.Outcome, p.Short())
+	require.Greater(t, p.ToDecide, 12)
+	assert.Contains(t, md, fmt.Sprintf("| not shown (≈%d rounds would decide it) |", p.ToDecide))
+	assert.Contains(t, md, p.Sentence()+fmt.Sprintf(", and about %d rounds in all would decide it", p.ToDecide))
+	p, md = render(0.8)
+	require.Equal(t, paired.OutcomeDetected, p.Outcome)
+	assert.Zero(t, p.ToDecide)
+	assert.NotContains(t, md, "would decide it")
+}

@@ -103,7 +103,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 				p(";")
 			}
 			first = false
-			p(" %s", pr.Sentence())
+			p(" %s%s", pr.Sentence(), ToDecide(pr.Primary))
 		}
 		if first {
 			p(" no primary comparison")
@@ -163,7 +163,11 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 		if b, ok := roleArm(g.Arms, RoleBaseline); ok && pr.Baseline != b.Name {
 			design += " (against " + pr.Baseline + ")"
 		}
-		p("| %s | %s | %s | %s | %s | %d | %s | %s |\n", pr.Group, design, pr.Metric, effect(pr.Robust), pr.Outcome, pr.N, halfWidth(g.Unpaired[key]), halfWidth(g.Paired[key]))
+		outcome := pr.Outcome.String()
+		if pr.ToDecide > 0 {
+			outcome += fmt.Sprintf(" (≈%d rounds would decide it)", pr.ToDecide)
+		}
+		p("| %s | %s | %s | %s | %s | %d | %s | %s |\n", pr.Group, design, pr.Metric, effect(pr.Robust), outcome, pr.N, halfWidth(g.Unpaired[key]), halfWidth(g.Paired[key]))
 	}
 	if slices.ContainsFunc(r.Groups, func(g Group) bool { return len(g.Ceiling) > 0 }) {
 		p("\n## The harness's ceiling (noop), not judged\n\n| group | metric | noop against the baseline |\n| --- | --- | --- |\n")
@@ -300,4 +304,14 @@ func onMetrics(ms []Metric) string {
 		return strings.Join(parts, "")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// ToDecide is what a comparison not shown would need: about how many
+// rounds in all would decide it if its estimate and its spread held
+// (paired.Robust.Decidable), or nothing for one decided.
+func ToDecide(p paired.Primary) string {
+	if p.ToDecide == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and about %d rounds in all would decide it were its estimate and spread to hold", p.ToDecide)
 }

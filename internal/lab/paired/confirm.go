@@ -234,6 +234,11 @@ type Primary struct {
 	// Margin is the equivalence margin (a fraction: 0.03 is ±3%).
 	Margin  float64
 	Outcome Outcome
+	// ToDecide, for a comparison not shown, is about how many blocks in all
+	// would give it a verdict if its estimate and its spread held
+	// (Decidable); 0 for one already decided, one with too few blocks, or
+	// one that no number of blocks would decide.
+	ToDecide int
 }
 
 // Confirm judges the primaries as one family at family-wise level alpha:
@@ -299,7 +304,71 @@ func Confirm(cs []Comparison, alpha, margin float64) ([]Primary, error) {
 			p.Outcome = OutcomeNotShown
 		}
 	}
+	// A comparison not shown would be the next one Holm's step-down
+	// procedure reaches: its p must fall to α over the comparisons not yet
+	// detected.
+	detected := 0
+	for _, p := range ps {
+		if p.Outcome == OutcomeDetected {
+			detected++
+		}
+	}
+	for i := range ps {
+		if ps[i].Outcome == OutcomeNotShown {
+			ps[i].ToDecide = ps[i].Decidable(alpha/float64(len(ps)-detected), alpha, margin)
+		}
+	}
 	return ps, nil
+}
+
+// Decidable is about how many blocks in all would decide r if its centre
+// stayed where it is and its spread did too: the fewest at which its test
+// reaches level (a difference: two-sided, at the level Holm's next step
+// asks) or its 1 − 2α interval fits within ±margin (equivalence), with
+// Yuen's standard error and Student's t reference at that many blocks. It
+// is a plan's figure, not a promise: the centre moves as blocks are added,
+// and an effect that lies near the margin needs blocks without end. 0 when
+// r has no standard error, or no number of blocks up to a million would
+// decide it (a centre of exactly no effect can only be shown the same).
+func (r Robust) Decidable(level, alpha, margin float64) int {
+	if !(r.SE > 0) || r.N < 3 || !(level > 0 && level < 1) || !(alpha > 0 && alpha < 0.5) || !(margin > 0 && margin < 1) {
+		return 0
+	}
+	// Yuen's standard error is √((n − 1)·s_w² / (h·(h − 1))); s_w, the
+	// spread, is held and the rest follows n.
+	scale := func(n int) float64 {
+		h := float64(n - 2*trimmed(n))
+		return float64(n-1) / (h * (h - 1))
+	}
+	sw2 := r.SE * r.SE / scale(r.N)
+	lo, hi := math.Log1p(-margin), math.Log1p(margin)
+	decided := func(n int) bool {
+		se := math.Sqrt(sw2 * scale(n))
+		df := n - 2*trimmed(n) - 1
+		if math.Abs(r.Center) >= studentQ(1-level/2, df)*se {
+			return true
+		}
+		qe := studentQ(1-alpha, df)
+		return r.Center-qe*se >= lo && r.Center+qe*se <= hi
+	}
+	const most = 1 << 20
+	n := r.N + 1
+	for !decided(n) {
+		if n >= most {
+			return 0
+		}
+		n = min(2*n, most)
+	}
+	// The first n that decides it lies in (n/2, n]: halve the gap.
+	below := max(r.N, n/2)
+	for n-below > 1 {
+		if mid := (below + n) / 2; decided(mid) {
+			n = mid
+		} else {
+			below = mid
+		}
+	}
+	return n
 }
 
 // Estimates gives the same figures for comparisons outside the family —

@@ -457,3 +457,67 @@ func TestConfirmKeepsAnEmptyComparisonInTheFamily(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, ps[0].AdjP, alone[0].AdjP, "the empty comparison counts in the family")
 }
+
+// spread is n log ratios centre + sd·Φ⁻¹((i − ½)/n): the same centre and
+// the same spread at every n, without a draw's luck.
+func spread(n int, centre, sd float64) Comparison {
+	c := Comparison{Design: "x", Baseline: "mutex", Metric: "p99"}
+	for i := range n {
+		c.BaselineValues = append(c.BaselineValues, 100)
+		c.DesignValues = append(c.DesignValues, 100*math.Exp(centre+sd*distuv.UnitNormal.Quantile((float64(i)+0.5)/float64(n))))
+	}
+	return c
+}
+
+// TestToDecideProjectsTheProcedure: a comparison not shown after 30 blocks
+// says how many would decide it, and the procedure itself, run on a tenth
+// more blocks of the same centre and spread, decides it, with the outcome
+// the projection reached first (the tenth: the Winsorized spread of the
+// same quantiles creeps up with n); at two thirds of them it does not. Both
+// ways: a centre near no effect (equivalence comes first) and one past the
+// margin (a difference). The controls: a decided comparison projects
+// nothing, and a family of 20 of which the others are detected projects
+// the same as a family of one (Holm's next step is at α), while a family
+// of 20 all not shown asks for more.
+func TestToDecideProjectsTheProcedure(t *testing.T) {
+	for _, tc := range []struct {
+		centre float64
+		want   Outcome
+	}{{-0.005, OutcomeEquivalent}, {-0.035, OutcomeDetected}} {
+		ps, err := Confirm([]Comparison{spread(30, tc.centre, 0.12)}, 0.05, 0.03)
+		require.NoError(t, err)
+		require.Equal(t, OutcomeNotShown, ps[0].Outcome, "%v", ps[0].Short())
+		n := ps[0].ToDecide
+		require.Greater(t, n, 30)
+		at, err := Confirm([]Comparison{spread(n+n/10, tc.centre, 0.12)}, 0.05, 0.03)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, at[0].Outcome, "centre %v at a tenth past the %d blocks projected: %s", tc.centre, n, at[0].Short())
+		short, err := Confirm([]Comparison{spread(2*n/3, tc.centre, 0.12)}, 0.05, 0.03)
+		require.NoError(t, err)
+		assert.Equal(t, OutcomeNotShown, short[0].Outcome, "centre %v at %d blocks: %s", tc.centre, 2*n/3, short[0].Short())
+		t.Logf("centre %+.3f: not shown at 30 blocks, %d projected, %s there", tc.centre, n, at[0].Outcome)
+	}
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	one, err := Confirm([]Comparison{spread(30, -0.045, 0.12)}, 0.05, 0.03)
+	require.NoError(t, err)
+	mixed := []Comparison{spread(30, -0.045, 0.12)}
+	for range 19 {
+		mixed = append(mixed, comparison(rng, "big", 30, -0.3, 0.01))
+	}
+	ps, err := Confirm(mixed, 0.05, 0.03)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeNotShown, ps[0].Outcome)
+	assert.Equal(t, one[0].ToDecide, ps[0].ToDecide, "the others detected: Holm's next step is at α")
+	for _, p := range ps[1:] {
+		assert.Equal(t, OutcomeDetected, p.Outcome)
+		assert.Zero(t, p.ToDecide, "a decided comparison projects nothing")
+	}
+	var none []Comparison
+	for range 20 {
+		none = append(none, spread(30, -0.045, 0.12))
+	}
+	all, err := Confirm(none, 0.05, 0.03)
+	require.NoError(t, err)
+	assert.Greater(t, all[0].ToDecide, one[0].ToDecide, "twenty not shown: Holm's next step is at α/20")
+}
