@@ -205,6 +205,28 @@ type Result struct {
 	Options   Options
 	Groups    []Group
 	Primaries []Primary
+	// Pace is the time from one round's start to the next's, over the
+	// whole run (its groups' rounds interleave): 0 with fewer than two
+	// rounds or no start times.
+	Pace time.Duration
+}
+
+// ToDecide is what the comparisons not shown would need, were their
+// estimates and spreads to hold (paired.Robust.Decidable): how many are
+// not shown, and the rounds each group would add for the last of its own
+// to be decided. A group's rounds serve all of its comparisons at once.
+func (r Result) ToDecide() (undecided int, more map[string]int) {
+	more = map[string]int{}
+	for _, p := range r.Primaries {
+		if p.Outcome != paired.OutcomeNotShown {
+			continue
+		}
+		undecided++
+		if p.ToDecide > 0 {
+			more[p.Group] = max(more[p.Group], p.ToDecide-r.group(p.Group).Clean)
+		}
+	}
+	return undecided, more
 }
 
 // WidestPrimary is the largest half-width (relative to the estimate,
@@ -333,7 +355,7 @@ func WithinBudget(done, want, ask map[string]int, left int) map[string]int {
 // Analyse judges rounds. arms gives each group's arms (every group must
 // have exactly one baseline); rounds may come in any order.
 func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
-	res := Result{Options: o}
+	res := Result{Options: o, Pace: pace(rounds)}
 	var cs []paired.Comparison
 	var csGroup []string
 	names := make([]string, 0, len(arms))
@@ -499,6 +521,29 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// pace is the run's time from one round's start to the next: the span of
+// the start times over the rounds between them.
+func pace(rounds []Round) time.Duration {
+	var first, last time.Time
+	n := 0
+	for _, r := range rounds {
+		if r.Started.IsZero() {
+			continue
+		}
+		if n == 0 || r.Started.Before(first) {
+			first = r.Started
+		}
+		if n == 0 || r.Started.After(last) {
+			last = r.Started
+		}
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	return last.Sub(first) / time.Duration(n-1)
 }
 
 func firstIndex(rounds []Round, group string) int {

@@ -612,10 +612,17 @@ func TestFloorNeedsTheAAControl(t *testing.T) {
 // many rounds would decide it, in the answer and in the table; the control,
 // the same rounds with an effect the rounds decide, carries none.
 func TestReportSaysWhatWouldDecide(t *testing.T) {
+	start := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+	var res Result
 	render := func(effect float64) (Primary, string) {
 		m := newMachine(21)
 		m.effect, m.proc = effect, 0.06
-		res, err := Analyse(groupsOf("g"), m.rounds("g", 1, 12), DefaultOptions)
+		rounds := m.rounds("g", 1, 12)
+		for i := range rounds {
+			rounds[i].Started = start.Add(time.Duration(i) * 7500 * time.Millisecond)
+		}
+		var err error
+		res, err = Analyse(groupsOf("g"), rounds, DefaultOptions)
 		require.NoError(t, err)
 		var b bytes.Buffer
 		require.NoError(t, WriteMarkdown(&b, Header{Title: "t"}, res))
@@ -626,8 +633,17 @@ func TestReportSaysWhatWouldDecide(t *testing.T) {
 	require.Greater(t, p.ToDecide, 12)
 	assert.Contains(t, md, fmt.Sprintf("| not shown (≈%d rounds would decide it) |", p.ToDecide))
 	assert.Contains(t, md, p.Sentence()+fmt.Sprintf(", and about %d rounds in all would decide it", p.ToDecide))
+	// Both of the group's comparisons are not shown; its rounds serve
+	// both, so it adds what the one that asks the most asks.
+	more := p.ToDecide - 12
+	if q := primary(t, res, "inputQ", "CPU/call"); q.Outcome == paired.OutcomeNotShown {
+		more = max(more, q.ToDecide-12)
+	}
+	assert.Contains(t, md, fmt.Sprintf("**Not shown: 2 of 2.** Were their estimates and spreads to hold, the rounds that would decide them: g about %d more; %d in all, %s at this run's pace of 7.5 s a round",
+		more, more, minutes(time.Duration(more)*7500*time.Millisecond)))
 	p, md = render(0.8)
 	require.Equal(t, paired.OutcomeDetected, p.Outcome)
 	assert.Zero(t, p.ToDecide)
 	assert.NotContains(t, md, "would decide it")
+	assert.NotContains(t, md, "Not shown:")
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/internal/lab/chart"
 	"github.com/locklab/locklab/internal/lab/paired"
@@ -115,6 +116,9 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 			p(" — load-bound arms, their rounds left out: %s", strings.Join(g.LoadBound, ", "))
 		}
 		p(".\n")
+	}
+	if u := r.Undecided(); u != "" {
+		p("\n%s\n", u)
 	}
 	if h.Picture != "" {
 		p("\n![%s](%s)\n", ForestTitle(r), h.Picture)
@@ -314,4 +318,43 @@ func ToDecide(p paired.Primary) string {
 		return ""
 	}
 	return fmt.Sprintf(", and about %d rounds in all would decide it were its estimate and spread to hold", p.ToDecide)
+}
+
+// Undecided is the sentence for the comparisons not shown: how many, and
+// the rounds each group would add to decide its own were their estimates
+// and spreads to hold, with the time at the run's pace; "" when every
+// comparison was decided.
+func (r Result) Undecided() string {
+	n, more := r.ToDecide()
+	if n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Not shown: %d of %d.**", n, len(r.Primaries))
+	total := 0
+	var parts []string
+	for _, g := range r.Groups {
+		if m := more[g.Name]; m > 0 {
+			parts = append(parts, fmt.Sprintf("%s about %d more", g.Name, m))
+			total += m
+		}
+	}
+	if total == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, " Were their estimates and spreads to hold, the rounds that would decide them: %s; %d in all", strings.Join(parts, ", "), total)
+	if r.Pace > 0 {
+		fmt.Fprintf(&b, ", %s at this run's pace of %.1f s a round", minutes(time.Duration(total)*r.Pace), r.Pace.Seconds())
+	}
+	b.WriteString(" (a plan's figure: estimates move as rounds are added).")
+	return b.String()
+}
+
+// minutes renders a duration as about so many whole minutes.
+func minutes(d time.Duration) string {
+	m := int(math.Round(d.Minutes()))
+	if m <= 1 {
+		return "about a minute"
+	}
+	return fmt.Sprintf("about %d minutes", m)
 }

@@ -1173,6 +1173,9 @@ func WriteDuetReport(dir string, out io.Writer) error {
 			fmt.Fprintf(out, "%s: known answer %+.2f µs [%+.2f, %+.2f] CPU/call (true %+.2f); %s\n", g.Name, 1e6*k.CPU.Mean, 1e6*k.CPU.Lo, 1e6*k.CPU.Hi, 1e6*k.TrueCPU, floor)
 		}
 	}
+	if u := res.Undecided(); u != "" {
+		fmt.Fprintln(out, strings.NewReplacer("**", "").Replace(u))
+	}
 	fmt.Fprintf(out, "report: %s\n", filepath.Join(dir, "report.md"))
 	return nil
 }
