@@ -33,6 +33,9 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"0s", "10µs"}, cmd.cfg.Factors.Values("work"))
 	assert.Equal(t, "dir", cmd.rerender)
+	cmd, err = parseFlags([]string{"-measure", "isolated", "-call-work", "0,2us"}, io.Discard)
+	require.NoError(t, err, "isolated, the known answer is a factor's arm")
+	assert.Equal(t, []string{"0", "2µs"}, cmd.cfg.Factors.Values(plan.CallWork))
 	cmd, err = parseFlags([]string{"-pack", "docs/results/x"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "docs/results/x", cmd.pack)
@@ -61,6 +64,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-margin", "x%"}, `-margin "x%": want a percentage`},
 		{[]string{"-reruns", "-2"}, "-reruns -2: want 0..10"},
 		{[]string{"-precision", "2%", "-max-blocks", "3"}, "-max-blocks 3: want"},
+		{[]string{"-call-work", "2ms"}, `-call-work: "2ms" is not a duration in 0..1ms`},
+		{[]string{"-call-work", "0,2us"}, "-call-work 0,2µs: side by side the known-answer arm is -known's (2µs); -call-work is for -measure isolated"},
 	} {
 		_, err := parseFlags(tt.args, io.Discard)
 		require.Error(t, err, tt.args)

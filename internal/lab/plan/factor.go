@@ -79,8 +79,8 @@ type Placement struct {
 // run ids: work outermost in the cross product, then where the bank's state
 // lives, its database pool and its cache (backend.go), the server's CPUs (cpus.go),
 // then the latency ledger (ledger.go), and attribution innermost
-// (attribute.go); the Go runtime (runtime.go) is an arm, laid out beside
-// the modes.
+// (attribute.go); the call work (callwork.go) and the Go runtime
+// (runtime.go) are arms, laid out beside the modes.
 var Factors = []*Factor{
 	{
 		Name: "work", JSON: "work", Label: "work", Default: "0",
@@ -171,6 +171,7 @@ var Factors = []*Factor{
 	serverCPUsFactor,
 	ledgerFactor,
 	attributeFactor,
+	callWorkFactor,
 	runtimeFactor,
 }
 

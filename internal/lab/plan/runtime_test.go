@@ -119,3 +119,39 @@ func TestRuntimesRunAsArms(t *testing.T) {
 	s := specs[0]
 	assert.Equal(t, fmt.Sprintf("001-counter-go-%s-vus10-rt%s-rep1", s.Mode, s.Factors.Get(Runtime)), strings.TrimSuffix(s.ID, "-aa"))
 }
+
+// TestCallWorkRunsAsAnArm: -call-work's values run beside the modes in one
+// cell of each block, like the runtimes, and each run's server is given
+// its spin; none is given at the default, whose runs keep the names they
+// had.
+func TestCallWorkRunsAsAnArm(t *testing.T) {
+	sp, err := ParseSpace(map[string]string{CallWork: "0,2us"})
+	require.NoError(t, err)
+	wl, _ := LookupWorkload("counter")
+	cfg := Config{Workloads: []Workload{wl}, Modes: []string{"mutex"}, Drivers: []string{"go"}, Model: "closed",
+		Levels: []int{10}, Reps: 2, Factors: sp, Seed: 3, Twin: "mutex"}
+	specs := Layout(cfg, Catalog{}, func(string, Workload, string) bool { return true })
+	require.Len(t, specs, 2*2*2, "blocks × (the mode and its twin) × call work")
+	var arms []string
+	for _, s := range specs[:4] {
+		assert.Equal(t, specs[0].Cell(), s.Cell(), "one cell of the block: %s", s.ID)
+		arms = append(arms, s.Arm()+"@"+s.Factors.Get(CallWork))
+		args := callWorkFactor.Server(s.Factors.Get(CallWork), RunDirs{})
+		assert.Equal(t, []string{"-call-work", s.Factors.Get(CallWork)}, args)
+		if s.Factors.Get(CallWork) == "0" {
+			assert.NotContains(t, s.ID, "-cw", "the default keeps the run's name")
+		} else {
+			assert.Contains(t, s.ID, "-cw2us")
+		}
+	}
+	assert.ElementsMatch(t, []string{"mutex@0", "mutex@2µs", "mutex (A/A)@0", "mutex (A/A)@2µs"}, arms)
+	for _, bad := range []string{"fast", "-1us", "2ms"} {
+		_, err := callWorkFactor.Parse(bad)
+		assert.ErrorContains(t, err, "-call-work", bad)
+	}
+	for in, want := range map[string]string{"0": "0", "0s": "0", "2us": "2µs", "500ns": "500ns"} {
+		got, err := callWorkFactor.Parse(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+}

@@ -237,6 +237,9 @@ func NewConfig(o Options, numCPU int) (Config, error) {
 	if cfg.Measure, cfg.Duet, err = duetOf(o); err != nil {
 		return Config{}, err
 	}
+	if cw := cfg.Factors.Values(plan.CallWork); cfg.Measure == MeasureDuet && (len(cw) > 1 || cw[0] != "0") {
+		return Config{}, fmt.Errorf("-call-work %s: side by side the known-answer arm is -known's (%v); -call-work is for -measure isolated", strings.Join(cw, ","), cfg.Duet.Known)
+	}
 	if err := checkAttribute(cfg); err != nil {
 		return Config{}, err
 	}

@@ -116,6 +116,14 @@ var Studies = []Study{
 		},
 		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second; and the baseline and the known arm alone, at 10 and 100 callers of each driver",
 	},
+	// known-isolated is the known answer one run after another: the
+	// baseline with and without the 2 µs spin in every block, beside the
+	// side-by-side figures of known-answer and default.
+	{
+		Name: "known-isolated", Engine: Runner, Out: "known-isolated", Budget: 9 * time.Minute,
+		Plans: []Plan{{Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex -call-work 0,2us -reps 20 -precision 0"}},
+		Desc:  "the known-answer spin isolated: the baseline with and without 2 µs spun in every call, in the same blocks, at 10 Go callers and 100 h2load callers, with the A/A control",
+	},
 	// window measures a round's window for each driver at equal time: 40
 	// rounds of 1 s against 27 of 2 s under h2load, 30 against 20 under
 	// the Go driver, the default groups' arms on the counter.
