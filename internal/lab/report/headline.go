@@ -135,6 +135,11 @@ func (rep *Report) headline(withCharts bool) []block {
 		}
 		out = append(out, heading{3, "Calibrations and estimates"}, para(calib))
 		out = append(out, rep.findingTable(append(slices.Clone(primary), other...), metrics, false))
+		if s, err := rep.knownSentence(); err != nil {
+			out = append(out, para("The known answer could not be read: "+err.Error()))
+		} else if s != "" {
+			out = append(out, para(s))
+		}
 	}
 	if len(left) > 0 {
 		var names []string

@@ -301,3 +301,38 @@ func TestPrimaryIsDeclared(t *testing.T) {
 	}
 	assert.Equal(t, []*Metric{mCallsPerSec, mServerCPUPerCall}, ps)
 }
+
+// TestKnownSpinIsolated: a plan that sweeps the call work sets each design
+// with the spin against itself without it, block by block, on server CPU
+// per call in µs, beside the spin's length; inside where the runs add the
+// spin's CPU, and outside in the control, where they add twice as much.
+func TestKnownSpinIsolated(t *testing.T) {
+	offsets := []float64{0.3, -0.3, 0.2, -0.2, 0.1, -0.1} // µs, mean 0
+	build := func(added float64) string {
+		space, err := plan.ParseSpace(map[string]string{plan.CallWork: "0,2us"})
+		require.NoError(t, err)
+		meta := workedMeta()
+		meta.Modes, meta.Reps, meta.Factors = []string{"mutex"}, len(offsets), space
+		var runs []*record.Run
+		for b, off := range offsets {
+			base := 1000 * (1 + 0.1*float64(b)) // calls/s, drifting
+			// fakeRun's server spends 9.5 s over 10 s: 950,000/rps µs a call.
+			perCall := 950_000/base + added + off
+			for _, spin := range []string{"0", "2µs"} {
+				rps := base
+				if spin != "0" {
+					rps = 950_000 / perCall
+				}
+				r := fakeRun(t, len(runs)+1, "counter", 10, "mutex", b+1, rps, 1)
+				r.Factors = plan.DefaultPoint().With(plan.CallWork, spin)
+				runs = append(runs, r)
+			}
+		}
+		return mustNew(t, meta, runs).Markdown()
+	}
+	md := build(2)
+	assert.Regexp(t, `The known answer, isolated: .* inside in 1 of 1: counter · go · call work 2µs · 10 callers, mutex: \+2\.0\d µs \[\+1\.\d\d, \+2\.\d\d\] \(true \+2\.00 µs, inside\)\.`, md)
+	md = build(4)
+	assert.Regexp(t, `inside in 0 of 1: counter · go · call work 2µs · 10 callers, mutex: \+4\.0\d µs \[\+3\.\d\d, \+4\.\d\d\] \(true \+2\.00 µs, outside\)\.`, md)
+	assert.NotContains(t, mustNew(t, workedMeta(), workedRuns(t, 0)).Markdown(), "The known answer, isolated", "a plan without the call work has none")
+}
