@@ -211,11 +211,12 @@ type Result struct {
 	Pace time.Duration
 }
 
-// ToDecide is what the comparisons not shown would need, were their
+// RoundsToDecide is what the comparisons not shown would need, were their
 // estimates and spreads to hold (paired.Robust.Decidable): how many are
 // not shown, and the rounds each group would add for the last of its own
-// to be decided. A group's rounds serve all of its comparisons at once.
-func (r Result) ToDecide() (undecided int, more map[string]int) {
+// to be decided (its projection less the rounds it had). A group's rounds
+// serve all of its comparisons at once.
+func (r Result) RoundsToDecide() (undecided int, more map[string]int) {
 	more = map[string]int{}
 	for _, p := range r.Primaries {
 		if p.Outcome != paired.OutcomeNotShown {
@@ -223,7 +224,7 @@ func (r Result) ToDecide() (undecided int, more map[string]int) {
 		}
 		undecided++
 		if p.ToDecide > 0 {
-			more[p.Group] = max(more[p.Group], p.ToDecide-r.group(p.Group).Clean)
+			more[p.Group] = max(more[p.Group], p.ToDecide-p.N)
 		}
 	}
 	return undecided, more

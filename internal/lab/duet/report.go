@@ -104,7 +104,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 				p(";")
 			}
 			first = false
-			p(" %s%s", pr.Sentence(), ToDecide(pr.Primary))
+			p(" %s%s", pr.Sentence(), DecideClause(pr.Primary))
 		}
 		if first {
 			p(" no primary comparison")
@@ -310,10 +310,10 @@ func onMetrics(ms []Metric) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// ToDecide is what a comparison not shown would need: about how many
+// DecideClause is what a comparison not shown would need: about how many
 // rounds in all would decide it if its estimate and its spread held
 // (paired.Robust.Decidable), or nothing for one decided.
-func ToDecide(p paired.Primary) string {
+func DecideClause(p paired.Primary) string {
 	if p.ToDecide == 0 {
 		return ""
 	}
@@ -325,7 +325,7 @@ func ToDecide(p paired.Primary) string {
 // and spreads to hold, with the time at the run's pace; "" when every
 // comparison was decided.
 func (r Result) Undecided() string {
-	n, more := r.ToDecide()
+	n, more := r.RoundsToDecide()
 	if n == 0 {
 		return ""
 	}

@@ -1161,7 +1161,7 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	for _, g := range res.Groups {
 		for _, p := range res.Primaries {
 			if p.Group == g.Name {
-				fmt.Fprintf(out, "%s: %s%s\n", g.Name, p.Sentence(), duet.ToDecide(p.Primary))
+				fmt.Fprintf(out, "%s: %s%s\n", g.Name, p.Sentence(), duet.DecideClause(p.Primary))
 			}
 		}
 		if k := g.Known; k != nil && k.N >= 3 {
