@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -24,21 +22,14 @@ var callWorkFactor = &Factor{
 	Usage: "comma-separated CPU spun in every data call outside the store, before its handler (server -call-work, timed by the clock), e.g. 0,2us; " +
 		"every design runs at every value in each block and is set against itself at the first (isolated only: side by side the known arm is -known's)",
 	Parse: func(it string) (string, error) {
-		d, err := time.ParseDuration(it)
-		if it == "0" {
-			d, err = 0, nil
-		}
-		if err != nil || d < 0 || d > time.Millisecond {
-			return "", fmt.Errorf("-call-work: %q is not a duration in 0..1ms (e.g. 2us)", it)
+		d, err := durationItem(it, "-call-work", time.Millisecond, "2us")
+		if err != nil {
+			return "", err
 		}
 		return callWorkText(d), nil
 	},
-	Encode: func(v string) any { d, _ := time.ParseDuration(v); return int64(d) },
-	Decode: func(raw json.RawMessage) (string, error) {
-		var ns int64
-		err := json.Unmarshal(raw, &ns)
-		return callWorkText(time.Duration(ns)), err
-	},
+	Encode:      encodeDuration,
+	Decode:      decodeDuration(callWorkText),
 	ID:          func(v string) string { return "-cw" + strings.ReplaceAll(v, "µ", "u") },
 	Server:      func(v string, _ RunDirs) []string { return []string{"-call-work", v} },
 	Arm:         true,

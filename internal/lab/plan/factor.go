@@ -86,21 +86,14 @@ var Factors = []*Factor{
 		Name: "work", JSON: "work", Label: "work", Default: "0",
 		Usage: "comma-separated CPU work inside every state-changing Apply (server -work), e.g. 0,10us,50us",
 		Parse: func(it string) (string, error) {
-			d, err := time.ParseDuration(it)
-			if it == "0" {
-				d, err = 0, nil
-			}
-			if err != nil || d < 0 || d > time.Second {
-				return "", fmt.Errorf("-work: %q is not a duration in 0..1s (e.g. 10us)", it)
+			d, err := durationItem(it, "-work", time.Second, "10us")
+			if err != nil {
+				return "", err
 			}
 			return d.String(), nil
 		},
-		Encode: func(v string) any { d, _ := time.ParseDuration(v); return int64(d) },
-		Decode: func(raw json.RawMessage) (string, error) {
-			var ns int64
-			err := json.Unmarshal(raw, &ns)
-			return time.Duration(ns).String(), err
-		},
+		Encode: encodeDuration,
+		Decode: decodeDuration(time.Duration.String),
 		ID:     func(v string) string { return "-w" + strings.ReplaceAll(v, "µ", "u") },
 		Server: func(v string, _ RunDirs) []string { return []string{"-work", v} },
 	},
@@ -173,6 +166,32 @@ var Factors = []*Factor{
 	attributeFactor,
 	callWorkFactor,
 	runtimeFactor,
+}
+
+// durationItem reads one item of a duration factor's comma list: a
+// duration from 0 to most, or says why not, naming the flag.
+func durationItem(it, flag string, most time.Duration, example string) (time.Duration, error) {
+	d, err := time.ParseDuration(it)
+	if it == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > most {
+		return 0, fmt.Errorf("%s: %q is not a duration in 0..%v (e.g. %s)", flag, it, most, example)
+	}
+	return d, nil
+}
+
+// encodeDuration is a duration factor's JSON form: nanoseconds.
+func encodeDuration(v string) any { d, _ := time.ParseDuration(v); return int64(d) }
+
+// decodeDuration reads a duration factor's nanoseconds back into its
+// canonical text.
+func decodeDuration(text func(time.Duration) string) func(json.RawMessage) (string, error) {
+	return func(raw json.RawMessage) (string, error) {
+		var ns int64
+		err := json.Unmarshal(raw, &ns)
+		return text(time.Duration(ns)), err
+	}
 }
 
 // durabilities are the accepted -durability values.
