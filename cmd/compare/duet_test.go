@@ -103,8 +103,55 @@ func TestDuetEndToEnd(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// TestDuetTurnsEndToEnd runs a small comparison with the arms taking the
+// server CPU in turns: every arm held it for about its share of the
+// window and its rates are per second of its own turns, the report's
+// setup says so, and no server is left stopped or CPU group behind.
+func TestDuetTurnsEndToEnd(t *testing.T) {
+	server, k6, loadBin := binaries(t)
+	out := t.TempDir()
+	cmd, err := parseFlags([]string{
+		"-measure", "duet", "-duet-cpu", "turns", "-duet-turn", "2ms", "-driver", "go", "-workloads", "counter", "-modes", "mutex", "-vus", "3",
+		"-warmup", "200ms", "-reps", "2", "-precision", "0", "-seed", "5", "-max-foreign", "100%",
+		"-server", server, "-k6", k6, "-load", loadBin, "-scripts", "../../k6", "-out", out,
+	}, os.Stderr)
+	require.NoError(t, err)
+	cmd.cfg.Command = "compare (turns test)"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	require.NoError(t, cmd.run(ctx, &progress, &progress), progress.String())
+	b, err := os.ReadFile(filepath.Join(out, "rounds.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		var rd duet.Round
+		require.NoError(t, json.Unmarshal([]byte(l), &rd))
+		require.Len(t, rd.Arms, 3, "mutex, its twin, the known arm")
+		for _, m := range rd.Arms {
+			assert.Empty(t, m.Failed, m.Arm)
+			// Three arms in turns over a window of about a second.
+			assert.Greater(t, m.Held, 0.15, "%s held the CPU for its turns", m.Arm)
+			assert.Less(t, m.Held, 0.6*m.Window, "%s held it only in its turns", m.Arm)
+			assert.InDelta(t, float64(m.Requests)/m.Held, m.CallsPerSec(), 1e-6, "per second of its turns")
+			assert.GreaterOrEqual(t, m.Quota, 1.0, "the whole set, for the time it held it")
+			assert.Zero(t, m.P99, "no tail is judged under turns")
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "in turns of 2ms")
+	assert.Contains(t, string(md), "at the start of its own turn")
+	c, err := cgroup.Open("/sys/fs/cgroup")
+	require.NoError(t, err)
+	for _, g := range c.Leftovers() {
+		assert.NotContains(t, g, "-"+itoa(os.Getpid())+"-", "no CPU group of this runner is left")
+	}
+}
+
 // TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, CPU
-// sharing, scheduling, round length or precision stops the runner with a
+// sharing, turn, scheduling, round length or precision stops the runner with a
 // message and exit status 2, before anything runs; the control is a good
 // line, which parses.
 func TestDuetFlagsExitTwo(t *testing.T) {
@@ -124,6 +171,10 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},
 		{[]string{"-duet-metrics", "calls/s,p98"}, "-duet-metrics"},
+		{[]string{"-duet-cpu", "turns", "-duet-turn", "100us"}, "-duet-turn"},
+		{[]string{"-duet-cpu", "turns", "-duet-turn", "1s"}, "-duet-turn"},
+		{[]string{"-duet-turn", "2ms"}, "-duet-turn"},
+		{[]string{"-duet-cpu", "turns", "-duet-metrics", "calls/s,p99"}, "judge p99 with -duet-cpu weight"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, err := parseFlags(tt.args, io.Discard)

@@ -58,7 +58,13 @@ type Measure struct {
 	Writes uint64  `json:"writes"`
 	CPU    float64 `json:"cpu_s"`
 	Window float64 `json:"window_s"`
-	// Quota is the arm's CPU quota in CPUs (0: none).
+	// Held is, where the arms took the server CPUs in turns, the seconds
+	// this one held them in the window (0 otherwise): its rates are per
+	// second of its own turns, the window's other seconds being the other
+	// arms'.
+	Held float64 `json:"held_s,omitempty"`
+	// Quota is the arm's CPU quota in CPUs (0: none); under turns, the
+	// whole set, for the time it held it.
 	Quota float64 `json:"quota_cpus"`
 	// Throttled is the quota periods in the window in which the kernel
 	// held the server back.
@@ -80,12 +86,22 @@ type Measure struct {
 	Failed string `json:"failed,omitempty"`
 }
 
-// CallsPerSec is the arm's throughput in the window.
+// span is the time the arm's rates are per: the seconds it held the CPUs
+// under turns, else the window.
+func (m Measure) span() float64 {
+	if m.Held > 0 {
+		return m.Held
+	}
+	return m.Window
+}
+
+// CallsPerSec is the arm's throughput in the window (under turns, per
+// second of its own turns).
 func (m Measure) CallsPerSec() float64 {
-	if m.Window <= 0 {
+	if m.span() <= 0 {
 		return 0
 	}
-	return float64(m.Requests) / m.Window
+	return float64(m.Requests) / m.span()
 }
 
 // CPUPerCall is the server's CPU per call, in seconds.
@@ -110,10 +126,10 @@ func (m Measure) WakeupsPerCall() float64 {
 // WakeupsPerSec is the server's wake-ups per second of the window (0
 // without them).
 func (m Measure) WakeupsPerSec() float64 {
-	if m.Window <= 0 {
+	if m.span() <= 0 {
 		return 0
 	}
-	return float64(m.Wakeups) / m.Window
+	return float64(m.Wakeups) / m.span()
 }
 
 // SyscallsPerCall is the server's read and write system calls per call (0
@@ -128,10 +144,10 @@ func (m Measure) SyscallsPerCall() float64 {
 // Util is the share of its quota the server used: near 1 the server was
 // the bottleneck; well below, something else (its driver) set the pace.
 func (m Measure) Util() float64 {
-	if m.Quota <= 0 || m.Window <= 0 {
+	if m.Quota <= 0 || m.span() <= 0 {
 		return 0
 	}
-	return m.CPU / (m.Window * m.Quota)
+	return m.CPU / (m.span() * m.Quota)
 }
 
 // Round is one side-by-side round of one group.

@@ -647,3 +647,19 @@ func TestReportSaysWhatWouldDecide(t *testing.T) {
 	assert.NotContains(t, md, "would decide it")
 	assert.NotContains(t, md, "Not shown:")
 }
+
+// TestRatesPerHeldSecond: under turns an arm's rates are per second of
+// the turns it held, not of the window, whose other seconds were the
+// other arms'; without Held (the control) they are per second of the
+// window.
+func TestRatesPerHeldSecond(t *testing.T) {
+	m := Measure{Requests: 3000, CPU: 0.09, Window: 1.2, Wakeups: 600, Quota: 1}
+	assert.InDelta(t, 2500, m.CallsPerSec(), 1e-9, "the control: per second of the window")
+	assert.InDelta(t, 500, m.WakeupsPerSec(), 1e-9)
+	assert.InDelta(t, 0.075, m.Util(), 1e-9)
+	m.Held = 0.3
+	assert.InDelta(t, 10000, m.CallsPerSec(), 1e-9, "per second it held the CPUs")
+	assert.InDelta(t, 2000, m.WakeupsPerSec(), 1e-9)
+	assert.InDelta(t, 0.3, m.Util(), 1e-9, "busy 0.09 s of the 0.3 s it held them")
+	assert.InDelta(t, 30e-6, m.CPUPerCall(), 1e-12, "per call either way")
+}

@@ -97,6 +97,7 @@ type Options struct {
 	ServerShare float64
 	DuetCPU     string
 	DuetSched   string
+	DuetTurn    time.Duration
 	DuetMetrics string
 	// DriverWindows is, side by side, a round's window for the groups
 	// each named driver drives, in place of Duration (nil: Duration for
@@ -362,7 +363,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)
@@ -379,6 +380,12 @@ func duetOf(o Options) (string, Duet, error) {
 		return "", Duet{}, fmt.Errorf("-duet-cpu %q: want %s", o.DuetCPU, strings.Join(DuetCPUs, ", "))
 	case !slices.Contains(DuetScheds, d.Sched):
 		return "", Duet{}, fmt.Errorf("-duet-sched %q: want %s", o.DuetSched, strings.Join(DuetScheds, ", "))
+	case d.Turn < MinTurn || d.Turn > MaxTurn:
+		return "", Duet{}, fmt.Errorf("-duet-turn %v: want %v to %v", o.DuetTurn, MinTurn, MaxTurn)
+	case o.DuetTurn != 0 && d.CPU != CPUTurns:
+		return "", Duet{}, fmt.Errorf("-duet-turn %v: a turn is -duet-cpu %s's; -duet-cpu is %s", o.DuetTurn, CPUTurns, d.CPU)
+	case d.CPU == CPUTurns && slices.Contains(d.Metrics, "p99"):
+		return "", Duet{}, fmt.Errorf("-duet-metrics p99 with -duet-cpu %s: a call that arrives in another arm's turn waits for it, so the callers' tail would measure the turns; judge p99 with -duet-cpu %s", CPUTurns, CPUWeight)
 	case d.Known < 0 || d.Known > time.Millisecond:
 		return "", Duet{}, fmt.Errorf("-known %v: want 0 (no known-answer arm) to 1ms", o.Known)
 	case !(d.Share > 0 && d.Share <= 1):

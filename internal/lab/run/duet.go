@@ -72,6 +72,8 @@ type Duet struct {
 	Windows map[string]time.Duration
 	// Sched is how the servers' threads are scheduled: one of DuetScheds.
 	Sched string
+	// Turn is an arm's turn on the server CPUs under CPUTurns.
+	Turn time.Duration
 }
 
 // window is a round's window for a group that driver drives.
@@ -117,15 +119,36 @@ func windowsText(cfg Config, groups []duetGroup) string {
 // (docs/results/duet-method/), weights and quotas read the same effects,
 // and the weights' intervals were about half as wide: the quota's
 // throttling adds noise of its own.
+//
+// CPUTurns gives the server CPUs to one arm at a time, in turns of
+// Duet.Turn in the round's order, every other arm's server stopped
+// (turns.go): no arm's co-runner runs beside it at any instant, so an arm
+// that serves fewer calls no longer pays on each call for wake-ups that
+// come at the rate of a CPU it shares, and the known spin reads its size;
+// turns of a few milliseconds still see the machine's speed as every
+// other arm does (docs/methodology.md, "Turns"). A call that arrives in
+// another arm's turn waits for it, so the callers' latency measures the
+// turns, and p99 is judged only where the arms share the CPU at once.
 const (
 	CPUWeight = "weight"
+	CPUTurns  = "turns"
 	CPUQuota  = "quota"
 	CPUNone   = "none"
 )
 
 // DuetCPUs are the ways the arms can share the server CPUs, the default
 // first.
-var DuetCPUs = []string{CPUWeight, CPUQuota, CPUNone}
+var DuetCPUs = []string{CPUWeight, CPUTurns, CPUQuota, CPUNone}
+
+// DefaultTurn is an arm's turn under CPUTurns, and MinTurn and MaxTurn
+// bound -duet-turn: a turn shorter than a few hundred microseconds is
+// mostly the stopping and starting; one of tens of milliseconds leaves a
+// round's window few turns to share the machine's speed over.
+const (
+	DefaultTurn = 2 * time.Millisecond
+	MinTurn     = 500 * time.Microsecond
+	MaxTurn     = 50 * time.Millisecond
+)
 
 // How the servers' threads are scheduled side by side (-duet-sched):
 // SchedBatch starts every server under SCHED_BATCH (chrt --batch 0, which
@@ -517,6 +540,8 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 			quota = "no CPU group (the control): their threads compete for the CPU"
 		case CPUWeight:
 			quota = fmt.Sprintf("each in a CPU group of equal weight, a fair share of %.3g CPU when all want it", r.quota(g))
+		case CPUTurns:
+			quota = fmt.Sprintf("taking the server CPUs in turns of %v, one server at a time in the round's order, every other stopped; each read during its own turn, its rates per second of the turns it held", r.cfg.Duet.Turn)
 		default:
 			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.PeriodFor(r.quota(g)))
 		}
@@ -536,20 +561,27 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	if r.db != nil {
 		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
 	}
-	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then %s, read from every server at the same two instants; a round is dropped when steal or foreign CPU on either set passed %s",
-		r.cfg.Seed, r.cfg.Warmup, windowsText(r.cfg, r.groups), paired.PctAbs(r.cfg.Gate.MaxForeign)))
+	read := "read from every server at the same two instants"
+	if r.cfg.Duet.CPU == CPUTurns {
+		read = "read from each server at the start of its own turn at either end"
+	}
+	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then %s, %s; a round is dropped when steal or foreign CPU on either set passed %s",
+		r.cfg.Seed, r.cfg.Warmup, windowsText(r.cfg, r.groups), read, paired.PctAbs(r.cfg.Gate.MaxForeign)))
 	return record.WriteJSON(filepath.Join(r.cfg.Out, DuetMetaFile), m)
 }
 
 // quota is each arm's CPU in a group, in CPUs: its quota, or with equal
 // weights its fair share of the server CPUs (what it gets when every arm
-// wants the CPU, against which its use is read); 0 without groups.
+// wants the CPU, against which its use is read), or under turns the whole
+// set, for the time it holds it; 0 without groups.
 func (r *duetRunner) quota(g duetGroup) float64 {
 	switch r.cfg.Duet.CPU {
 	case CPUNone:
 		return 0
 	case CPUWeight:
 		return float64(len(g.place.Server)) / float64(len(g.arms))
+	case CPUTurns:
+		return float64(len(g.place.Server)) // all of them, for the time it holds them
 	}
 	return r.cfg.Duet.Share * float64(len(g.place.Server)) / float64(len(g.arms))
 }
@@ -705,12 +737,14 @@ type duetArm struct {
 		cg     cgroup.Stat
 		usage  time.Duration
 		pieces *procPieces
+		held   time.Duration
 	}
 }
 
 // round runs one round of a group: fresh servers, each in its own CPU
 // group, their drivers, a warm-up, and the window read from every server
-// at the same two instants.
+// at the same two instants (under turns, each at the start of its own
+// turn).
 func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, window time.Duration) (rd duet.Round, err error) {
 	rd = duet.Round{Group: g.name, Index: index, Started: time.Now().UTC()}
 	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(index)<<16|uint64(len(g.name))))
@@ -745,7 +779,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		}
 		switch {
 		case r.ctl == nil:
-		case r.cfg.Duet.CPU == CPUWeight:
+		case r.cfg.Duet.CPU == CPUWeight, r.cfg.Duet.CPU == CPUTurns: // under turns, for its account
 			if a.group, err = r.ctl.NewWeighted(); err != nil {
 				return rd, err
 			}
@@ -763,6 +797,15 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return rd, err
+	}
+	var tn *turns
+	if r.cfg.Duet.CPU == CPUTurns {
+		procs := make([][]int, len(arms))
+		for i, a := range arms {
+			procs[i] = append([]int{a.srv.pid()}, descendants(a.srv.pid())...)
+		}
+		tn = startTurns(procs, r.cfg.Duet.Turn, g.place.Driver)
+		defer tn.stop() // before the arms close: a stopped server cannot stop
 	}
 	tail := duetTail
 	for i, a := range arms {
@@ -806,7 +849,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	self0, _ := procCPUSeconds(os.Getpid())
 	lab0 := labCPU(arms)
 	from := markWindow(arms)
-	r.sample(ctx, arms, true)
+	r.sample(ctx, arms, tn, true)
 	if err := sleepCtx(ctx, window); err != nil {
 		return rd, err
 	}
@@ -817,7 +860,8 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	self1, _ := procCPUSeconds(os.Getpid())
 	lab1 := labCPU(arms)
 	to := markWindow(arms)
-	r.sample(ctx, arms, false)
+	r.sample(ctx, arms, tn, false)
+	tn.stop()
 	var serverCPU, driverCPU float64
 	for _, a := range arms {
 		a.m.Quota = quota
@@ -851,7 +895,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		if code := a.driver.ProcessState.ExitCode(); code != 0 && a.m.Failed == "" {
 			a.m.Failed = fmt.Sprintf("driver exited %d: %s", code, tailOf(a.dlog.Name()))
 		}
-		if a.m.Failed == "" {
+		if a.m.Failed == "" && tn == nil { // under turns the tail measures the turns
 			p99, err := windowP99(a.job, from, to)
 			if err != nil {
 				a.m.Failed = "latency: " + err.Error()
@@ -997,63 +1041,78 @@ func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir 
 	return nil
 }
 
-// sample reads every arm at once: its server's stats, its driver's CPU and
-// its group's throttling; the first call keeps them, the second makes the
-// window's measure.
-func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, first bool) {
+// sample reads every arm: its server's stats, its driver's CPU and its
+// group's throttling; the first call keeps them, the second makes the
+// window's measure. It reads them all at once, or under turns (tn not
+// nil) each at the start of its own turn, with the time it has held the
+// CPUs.
+func (r *duetRunner) sample(ctx context.Context, arms []*duetArm, tn *turns, first bool) {
+	if tn != nil {
+		tn.readEach(func(i int, held time.Duration) { arms[i].read(ctx, first, held) })
+		return
+	}
 	var wg sync.WaitGroup
 	for _, a := range arms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a.m.Arm = a.arm.Name
-			// The window alone: a bank's summary would wait behind the
-			// arm's callers (over a database, behind its pool).
-			st, err := a.admin.GetStats(ctx, &locklabv1.GetStatsRequest{WindowOnly: true})
-			if err != nil {
-				a.m.Failed = cmp.Or(a.m.Failed, "stats: "+err.Error())
-				return
-			}
-			dcpu, _ := procCPUSeconds(a.driver.Process.Pid)
-			var cg cgroup.Stat
-			usage := time.Duration(-1)
-			if a.group != nil {
-				cg, _ = a.group.Stat()
-				if u, err := a.group.Usage(); err == nil {
-					usage = u
-				}
-			}
-			var pieces *procPieces
-			if a.srv != nil && a.srv.cmd.Process != nil {
-				if pc, err := readPieces(a.srv.cmd.Process.Pid); err == nil {
-					pieces = &pc
-				}
-			}
-			if first {
-				a.before.stats, a.before.driver, a.before.cg, a.before.usage, a.before.pieces = st, dcpu, cg, usage, pieces
-				return
-			}
-			if a.before.stats == nil {
-				return
-			}
-			a.m.Requests = callsOf(st) - callsOf(a.before.stats)
-			a.m.Writes = writesOf(st) - writesOf(a.before.stats)
-			a.m.CPU = st.GetCpuSeconds() - a.before.stats.GetCpuSeconds()
-			if usage >= 0 && a.before.usage >= 0 {
-				// The group's own account: the server and every process
-				// it started (a private database), at nanoseconds.
-				a.m.CPU = (usage - a.before.usage).Seconds()
-			}
-			a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
-			a.m.DriverCPU = dcpu - a.before.driver
-			a.m.Throttled = cg.Sub(a.before.cg).Throttled
-			if pieces != nil && a.before.pieces != nil {
-				a.m.Wakeups = pieces.wakeups - min(pieces.wakeups, a.before.pieces.wakeups)
-				a.m.Syscalls = pieces.syscalls - min(pieces.syscalls, a.before.pieces.syscalls)
-			}
+			a.read(ctx, first, -1)
 		}()
 	}
 	wg.Wait()
+}
+
+// read reads one arm (sample); held is the time it has held the CPUs
+// under turns, negative otherwise.
+func (a *duetArm) read(ctx context.Context, first bool, held time.Duration) {
+	a.m.Arm = a.arm.Name
+	// The window alone: a bank's summary would wait behind the
+	// arm's callers (over a database, behind its pool).
+	st, err := a.admin.GetStats(ctx, &locklabv1.GetStatsRequest{WindowOnly: true})
+	if err != nil {
+		a.m.Failed = cmp.Or(a.m.Failed, "stats: "+err.Error())
+		return
+	}
+	dcpu, _ := procCPUSeconds(a.driver.Process.Pid)
+	var cg cgroup.Stat
+	usage := time.Duration(-1)
+	if a.group != nil {
+		cg, _ = a.group.Stat()
+		if u, err := a.group.Usage(); err == nil {
+			usage = u
+		}
+	}
+	var pieces *procPieces
+	if a.srv != nil && a.srv.cmd.Process != nil {
+		if pc, err := readPieces(a.srv.cmd.Process.Pid); err == nil {
+			pieces = &pc
+		}
+	}
+	if first {
+		a.before.stats, a.before.driver, a.before.cg, a.before.usage, a.before.pieces, a.before.held = st, dcpu, cg, usage, pieces, held
+		return
+	}
+	if a.before.stats == nil {
+		return
+	}
+	a.m.Requests = callsOf(st) - callsOf(a.before.stats)
+	a.m.Writes = writesOf(st) - writesOf(a.before.stats)
+	a.m.CPU = st.GetCpuSeconds() - a.before.stats.GetCpuSeconds()
+	if usage >= 0 && a.before.usage >= 0 {
+		// The group's own account: the server and every process
+		// it started (a private database), at nanoseconds.
+		a.m.CPU = (usage - a.before.usage).Seconds()
+	}
+	a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
+	a.m.DriverCPU = dcpu - a.before.driver
+	a.m.Throttled = cg.Sub(a.before.cg).Throttled
+	if pieces != nil && a.before.pieces != nil {
+		a.m.Wakeups = pieces.wakeups - min(pieces.wakeups, a.before.pieces.wakeups)
+		a.m.Syscalls = pieces.syscalls - min(pieces.syscalls, a.before.pieces.syscalls)
+	}
+	if held >= 0 && a.before.held >= 0 {
+		a.m.Held = (held - a.before.held).Seconds()
+	}
 }
 
 func (a *duetArm) close() {

@@ -150,6 +150,17 @@ var Studies = []Study{
 		},
 		Desc: "how a side-by-side round's servers are scheduled: SCHED_BATCH, where a server woken by a call does not preempt another, against the kernel's default, and the same questions isolated",
 	},
+	// turns asks whether giving the server CPUs to one arm at a time, in
+	// turns of a few milliseconds, removes side by side's excess on the
+	// known spin, against equal weights in the same run.
+	{
+		Name: "turns", Engine: Runner, Out: "turns", Budget: 12 * time.Minute,
+		Plans: []Plan{
+			{Sub: "turns", Args: "-duet-cpu turns -duet-turn 2ms -reps 20 -precision 0"},
+			{Sub: "weight", Args: "-duet-cpu weight -reps 20 -precision 0"},
+		},
+		Desc: "how the arms share the server CPU: one arm at a time in turns of 2 ms, every other stopped, against groups of equal weight, the default groups for 20 rounds each",
+	},
 	{
 		Name: "cores", Engine: Runner, Out: "cores", Budget: 6 * time.Minute,
 		Plans: []Plan{

@@ -1,0 +1,127 @@
+package run
+
+import (
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sleepers starts n processes that wait, each its own arm, and stops them
+// when the test ends.
+func sleepers(t *testing.T, n int) [][]int {
+	t.Helper()
+	var procs [][]int
+	for range n {
+		c := exec.Command("sleep", "60")
+		require.NoError(t, c.Start())
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		procs = append(procs, []int{c.Process.Pid})
+	}
+	return procs
+}
+
+// running lists which of procs are not stopped (state T) now.
+func running(t *testing.T, procs [][]int) []bool {
+	t.Helper()
+	out := make([]bool, len(procs))
+	for i, ps := range procs {
+		p, err := procfs.NewProc(ps[0])
+		require.NoError(t, err)
+		st, err := p.Stat()
+		require.NoError(t, err)
+		out[i] = st.State != "T"
+	}
+	return out
+}
+
+// overlaps counts, over samples taken every half millisecond for d, the
+// samples in which more than one arm was not stopped, and which arms ran
+// at all.
+func overlaps(t *testing.T, procs [][]int, d time.Duration) (both, samples int, ran []bool) {
+	t.Helper()
+	ran = make([]bool, len(procs))
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(500 * time.Microsecond) {
+		n := 0
+		for i, r := range running(t, procs) {
+			if r {
+				n++
+				ran[i] = true
+			}
+		}
+		if n > 1 {
+			both++
+		}
+		samples++
+	}
+	return both, samples, ran
+}
+
+// TestTurnsHoldOneAtATime: under turns one arm's processes run at a time
+// and every arm gets turns; the control, the same processes without
+// turns, shows the check sees arms running together. Each arm is read
+// once, during its own turn, with the time it has held the CPUs, and
+// stopping the turns lets every process run again.
+func TestTurnsHoldOneAtATime(t *testing.T) {
+	procs := sleepers(t, 3)
+	both, samples, _ := overlaps(t, procs, 50*time.Millisecond)
+	assert.Equal(t, samples, both, "the control: without turns every arm runs at once")
+
+	tn := startTurns(procs, 5*time.Millisecond, nil)
+	defer tn.stop()
+	both, samples, ran := overlaps(t, procs, 300*time.Millisecond)
+	// A stop lands a few microseconds after the next arm's start: allow
+	// a sample in twenty to catch the hand-over.
+	assert.Less(t, both, samples/20+1, "turns: %d of %d samples saw two arms running", both, samples)
+	assert.Equal(t, []bool{true, true, true}, ran, "every arm took turns")
+
+	var mu sync.Mutex
+	var order []int
+	held := map[int]time.Duration{}
+	tn.readEach(func(arm int, h time.Duration) {
+		r := running(t, procs)
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, arm)
+		held[arm] = h
+		for i, ok := range r {
+			assert.Equal(t, i == arm, ok, "arm %d read while arm %d ran: %v", arm, i, r)
+		}
+	})
+	assert.Len(t, order, 3, "every arm read once")
+	for arm, h := range held {
+		// About 300 ms of turns, shared three ways.
+		assert.Greater(t, h, 40*time.Millisecond, "arm %d held the CPUs", arm)
+		assert.Less(t, h, 250*time.Millisecond, "arm %d held them only in its turns", arm)
+	}
+	tn.stop()
+	for i, r := range running(t, procs) {
+		assert.True(t, r, "arm %d runs again once the turns end", i)
+	}
+}
+
+// TestTurnsStopWithoutReads: ending the turns while no read is pending,
+// and a read asked after they ended, both return.
+func TestTurnsStopWithoutReads(t *testing.T) {
+	procs := sleepers(t, 2)
+	tn := startTurns(procs, time.Millisecond, nil)
+	time.Sleep(10 * time.Millisecond)
+	tn.stop()
+	tn.stop() // twice is fine
+	done := make(chan struct{})
+	go func() {
+		tn.readEach(func(int, time.Duration) { t.Error("no arm is read once the turns ended") })
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("readEach after stop did not return")
+	}
+	var none *turns
+	none.stop() // no turns: nothing to end
+}
