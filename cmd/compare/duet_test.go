@@ -94,14 +94,21 @@ func TestDuetEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(md), string(re), "-rerender rebuilds the report from the rounds")
 
+	noGroupLeft(t)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// noGroupLeft checks that no CPU group this test process's runner made is
+// left behind.
+func noGroupLeft(t *testing.T) {
+	t.Helper()
 	c, err := cgroup.Open("/sys/fs/cgroup")
 	require.NoError(t, err)
 	for _, g := range c.Leftovers() {
 		assert.NotContains(t, g, "-"+itoa(os.Getpid())+"-", "no CPU group of this runner is left")
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestDuetTurnsEndToEnd runs a small comparison with the arms taking the
 // server CPU in turns: every arm held it for about its share of the
@@ -143,11 +150,7 @@ func TestDuetTurnsEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "in turns of 2ms")
 	assert.Contains(t, string(md), "at the start of its own turn")
-	c, err := cgroup.Open("/sys/fs/cgroup")
-	require.NoError(t, err)
-	for _, g := range c.Leftovers() {
-		assert.NotContains(t, g, "-"+itoa(os.Getpid())+"-", "no CPU group of this runner is left")
-	}
+	noGroupLeft(t)
 }
 
 // TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, CPU
