@@ -1,13 +1,11 @@
 package run
 
 import (
-	"bytes"
-	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -121,17 +119,16 @@ func (t *turns) settle(arm int) {
 
 // stoppedOrGone says whether pid is stopped (state T) or no longer there.
 func stoppedOrGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return true
 	}
-	// The state follows the command's closing parenthesis.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
+	st, err := p.Stat()
+	if err != nil {
 		return true
 	}
-	switch b[i+2] {
-	case 'T', 't', 'Z', 'X':
+	switch st.State {
+	case "T", "t", "Z", "X":
 		return true
 	}
 	return false

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,11 +29,7 @@ func running(t *testing.T, procs [][]int) []bool {
 	t.Helper()
 	out := make([]bool, len(procs))
 	for i, ps := range procs {
-		p, err := procfs.NewProc(ps[0])
-		require.NoError(t, err)
-		st, err := p.Stat()
-		require.NoError(t, err)
-		out[i] = st.State != "T"
+		out[i] = !stoppedOrGone(ps[0])
 	}
 	return out
 }
