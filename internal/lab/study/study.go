@@ -64,10 +64,11 @@ const duetMethod = "-measure duet -workloads counter -driver go,h2load -vus 10 -
 const isolatedCounter = "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 10"
 
 // windowH2load and windowGo are the window study's groups: the default
-// groups' arms on the counter under each driver.
+// groups' arms under each driver, h2load on the counter at 100 callers and
+// the Go driver on the counter and the bank at 10 and 100.
 const (
 	windowH2load = "-measure duet -workloads counter -driver h2load -h2load-vus 100"
-	windowGo     = "-measure duet -workloads counter -driver go -vus 10,100"
+	windowGo     = "-measure duet -workloads counter,bank-A -driver go -vus 10,100"
 )
 
 // knownAnswer is the known-answer study's plan: the baseline, its twin and
@@ -124,18 +125,20 @@ var Studies = []Study{
 		Plans: []Plan{{Args: "-measure isolated -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex -call-work 0,2us -reps 20 -precision 0"}},
 		Desc:  "the known-answer spin isolated: the baseline with and without 2 µs spun in every call, in the same blocks, at 10 Go callers and 100 h2load callers, with the A/A control",
 	},
-	// window measures a round's window for each driver at equal time: 40
-	// rounds of 1 s against 27 of 2 s under h2load, 30 against 20 under
-	// the Go driver, the default groups' arms on the counter.
+	// window measures a round's window for each driver at equal time (a
+	// round takes about 0.8 s more than its window): 40 rounds of 1 s
+	// against 27 of 2 s under h2load; 30 of 1 s, 20 of 2 s and 14 of 3 s
+	// under the Go driver, in every Go-driven group of the default plan.
 	{
-		Name: "window", Engine: Runner, Out: "window", Budget: 8 * time.Minute,
+		Name: "window", Engine: Runner, Out: "window", Budget: 17 * time.Minute,
 		Plans: []Plan{
 			{Sub: "h2load-1s", Args: windowH2load + " -reps 40 -precision 0 -duration 1s"},
 			{Sub: "h2load-2s", Args: windowH2load + " -reps 27 -precision 0 -duration 2s"},
 			{Sub: "go-1s", Args: windowGo + " -reps 30 -precision 0 -duration 1s"},
 			{Sub: "go-2s", Args: windowGo + " -reps 20 -precision 0 -duration 2s"},
+			{Sub: "go-3s", Args: windowGo + " -reps 14 -precision 0 -duration 3s"},
 		},
-		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load and under the Go driver",
+		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load, and 1-s, 2-s and 3-s rounds under the Go driver on the counter and the bank",
 	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
