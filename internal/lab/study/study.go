@@ -126,19 +126,21 @@ var Studies = []Study{
 		Desc:  "the known-answer spin isolated: the baseline with and without 2 µs spun in every call, in the same blocks, at 10 Go callers and 100 h2load callers, with the A/A control",
 	},
 	// window measures a round's window for each driver at equal time (a
-	// round takes about 0.8 s more than its window): 40 rounds of 1 s
-	// against 27 of 2 s under h2load; 30 of 1 s, 20 of 2 s and 14 of 3 s
-	// under the Go driver, in every Go-driven group of the default plan.
+	// round takes about 0.8 s more than its window): 40 rounds of 1 s, 27
+	// of 2 s and 16 of 4 s under h2load; 30 of 1 s, 20 of 2 s and 14 of
+	// 3 s under the Go driver, in every Go-driven group of the default
+	// plan.
 	{
-		Name: "window", Engine: Runner, Out: "window", Budget: 17 * time.Minute,
+		Name: "window", Engine: Runner, Out: "window", Budget: 19 * time.Minute,
 		Plans: []Plan{
 			{Sub: "h2load-1s", Args: windowH2load + " -reps 40 -precision 0 -duration 1s"},
 			{Sub: "h2load-2s", Args: windowH2load + " -reps 27 -precision 0 -duration 2s"},
+			{Sub: "h2load-4s", Args: windowH2load + " -reps 16 -precision 0 -duration 4s"},
 			{Sub: "go-1s", Args: windowGo + " -reps 30 -precision 0 -duration 1s"},
 			{Sub: "go-2s", Args: windowGo + " -reps 20 -precision 0 -duration 2s"},
 			{Sub: "go-3s", Args: windowGo + " -reps 14 -precision 0 -duration 3s"},
 		},
-		Desc: "a side-by-side round's window for each driver, for the same time: 1-s against 2-s rounds under h2load, and 1-s, 2-s and 3-s rounds under the Go driver on the counter and the bank",
+		Desc: "a side-by-side round's window for each driver, for the same time: 1-s, 2-s and 4-s rounds under h2load, and 1-s, 2-s and 3-s rounds under the Go driver on the counter and the bank",
 	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
