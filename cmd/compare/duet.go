@@ -13,16 +13,21 @@ import (
 // Side by side, the rounds go on until the primaries are precise: these
 // are -measure duet's defaults where the flags were not given.
 const (
-	// duetWindow is a round's window, whichever driver drives the group:
-	// measured for the same time in every group of the default plan, 2-s
-	// rounds gave narrower A/A floors than 1-s ones in every group, and
-	// inputQ intervals as narrow or narrower; 3-s rounds gave narrower
-	// floors than 2-s ones in two groups and wider in the other two
-	// (docs/methodology.md, "a round's window", make study NAME=window).
-	duetWindow    = 2 * time.Second
-	duetRounds    = 10
-	duetPrecision = "2%"
-	duetBudget    = 5 * time.Minute
+	// duetWindow is a round's window under the Go driver: measured twice
+	// for the same time in every Go-driven group of the default plan,
+	// rounds of 1, 2 and 3 s came out close, none narrower in most groups
+	// of both runs.
+	duetWindow = time.Second
+	// duetH2loadWindow is the window of a group h2load drives: for the
+	// same time, 4-s rounds gave the narrowest A/A floor and inputQ
+	// intervals as narrow as or narrower than 1-s and 2-s ones in the
+	// latest window study, and 2-s rounds narrower ones than 1-s in the
+	// two before it (docs/methodology.md, "a round's window", make study
+	// NAME=window).
+	duetH2loadWindow = 4 * time.Second
+	duetRounds       = 10
+	duetPrecision    = "2%"
+	duetBudget       = 6 * time.Minute
 	// duetMostRounds is -max-blocks side by side, in -reps: each group
 	// adds rounds until its own intervals are precise, so a noisy group
 	// may take more than the isolated runner's three times, within the
@@ -35,7 +40,7 @@ const (
 func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) error {
 	fs.StringVar(&o.Measure, "measure", run.MeasureDuet, "how the arms run: "+strings.Join(run.Measures, " or ")+
 		"; duet runs every arm of a group at the same moment, each server with an equal share of the server CPUs (-duet-cpu), in rounds (-reps rounds at first, "+
-		duetWindow.String()+" each unless -duration, then each group until its own intervals reach -precision "+duetPrecision+" unless given, at most "+fmt.Sprint(duetMostRounds)+" times -reps unless -max-blocks, within -time-budget "+duetBudget.String()+"); "+
+		duetWindow.String()+" each, "+duetH2loadWindow.String()+" under h2load, unless -duration, then each group until its own intervals reach -precision "+duetPrecision+" unless given, at most "+fmt.Sprint(duetMostRounds)+" times -reps unless -max-blocks, within -time-budget "+duetBudget.String()+"); "+
 		"plans it does not apply to run isolated, and say why")
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
@@ -55,6 +60,7 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		if !given["duration"] {
 			o.Duration = duetWindow
+			o.DriverWindows = map[string]time.Duration{"h2load": duetH2loadWindow}
 		}
 		if !given["reps"] {
 			o.Reps = duetRounds

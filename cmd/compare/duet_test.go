@@ -37,7 +37,7 @@ func TestDuetEndToEnd(t *testing.T) {
 		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
-	assert.Equal(t, duetWindow, cmd.cfg.Duration, "a round's window is duetWindow unless -duration")
+	assert.Equal(t, time.Second, cmd.cfg.Duration, "a round's window is a second unless -duration")
 	cmd.cfg.Command = "compare (duet test)"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -213,18 +213,22 @@ func TestDuetPrecisionLooksAgain(t *testing.T) {
 	assert.NotContains(t, progress, "round 6 ·", "-max-blocks bounds the rounds")
 }
 
-// TestDuetWindow: side by side, every group measures duetWindow unless
-// -duration sets it; isolated runs keep -duration's own default.
-func TestDuetWindow(t *testing.T) {
+// TestDuetWindowByDriver: side by side, a group h2load drives measures a
+// longer window than one the Go driver drives, unless -duration sets every
+// group's; isolated runs keep -duration's meaning.
+func TestDuetWindowByDriver(t *testing.T) {
 	cmd, err := parseFlags([]string{"-measure", "duet"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, duetWindow, cmd.cfg.Duration)
+	assert.Equal(t, map[string]time.Duration{"h2load": duetH2loadWindow}, cmd.cfg.Duet.Windows)
+	assert.Greater(t, duetH2loadWindow, duetWindow)
 
 	cmd, err = parseFlags([]string{"-measure", "duet", "-duration", "3s"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, 3*time.Second, cmd.cfg.Duration)
+	assert.Nil(t, cmd.cfg.Duet.Windows, "-duration given: every group's window")
 
 	cmd, err = parseFlags([]string{"-measure", "isolated"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, run.DefaultDuration, cmd.cfg.Duration, "isolated: -duration's own default")
+	assert.Nil(t, cmd.cfg.Duet.Windows, "isolated: -duration is every run's")
 }

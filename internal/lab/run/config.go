@@ -99,6 +99,10 @@ type Options struct {
 	DuetSched   string
 	DuetTurn    time.Duration
 	DuetMetrics string
+	// DriverWindows is, side by side, a round's window for the groups
+	// each named driver drives, in place of Duration (nil: Duration for
+	// every group).
+	DriverWindows map[string]time.Duration
 }
 
 // SeedLadder is the VU ladder of the inputQ-vs-mutex seed.
@@ -359,7 +363,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)

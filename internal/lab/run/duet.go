@@ -67,10 +67,47 @@ type Duet struct {
 	// Metrics names the metrics judged (duet.Metrics' names; empty: the
 	// default ones).
 	Metrics []string
+	// Windows is a round's window for the groups each named driver
+	// drives, in place of the plan's Duration.
+	Windows map[string]time.Duration
 	// Sched is how the servers' threads are scheduled: one of DuetScheds.
 	Sched string
 	// Turn is an arm's turn on the server CPUs under CPUTurns.
 	Turn time.Duration
+}
+
+// window is a round's window for a group that driver drives.
+func (d Duet) window(driver string, dflt time.Duration) time.Duration {
+	if w, ok := d.Windows[driver]; ok {
+		return w
+	}
+	return dflt
+}
+
+// windowOf is group g's round window under cfg.
+func (cfg Config) windowOf(g duetGroup) time.Duration {
+	return cfg.Duet.window(g.driver(), cfg.Duration)
+}
+
+// windowsText names the rounds' windows of groups: "a 1s window" when
+// they share it, else the plan's and each other with its driver ("a 1s
+// window, 2s under h2load").
+func windowsText(cfg Config, groups []duetGroup) string {
+	var ws []time.Duration
+	parts := []string{"a " + cfg.Duration.String() + " window"}
+	for _, g := range groups {
+		w := cfg.windowOf(g)
+		if !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+		if p := fmt.Sprintf("%v under %s", w, g.driver()); w != cfg.Duration && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	if len(ws) == 1 {
+		return "a " + ws[0].String() + " window"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // How the arms of a round share the server CPUs (-duet-cpu): CPUWeight
@@ -222,7 +259,7 @@ func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 			per += dbStartup + time.Duration(len(g.arms))*dbStartup/4 // installs side by side on the servers' CPUs
 		}
 		probe += per + 500*time.Millisecond
-		round += per + cfg.Duration + duetTail
+		round += per + cfg.windowOf(g) + duetTail
 	}
 	first := probe + time.Duration(cfg.Reps)*round
 	if cfg.Gate.Precision <= 0 {
@@ -388,8 +425,8 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	}
 	started := time.Now()
 	r.commit = treeCommit()
-	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (a %v window, after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
-		len(groups), minArms(groups), maxArms(groups), cfg.Reps, cfg.Duration, cfg.Warmup, paired.PctAbs(cfg.Gate.Precision), max(cfg.Reps, cfg.Gate.MaxBlocks), cfg.Out)
+	fmt.Fprintf(out, "locklab compare, side by side: %d groups of %d to %d arms, %d rounds each at first (%s, after a %s warm-up), precision ±%s within %d rounds; results in %s\n",
+		len(groups), minArms(groups), maxArms(groups), cfg.Reps, windowsText(cfg, groups), cfg.Warmup, paired.PctAbs(cfg.Gate.Precision), max(cfg.Reps, cfg.Gate.MaxBlocks), cfg.Out)
 	if err := r.probe(ctx); err != nil {
 		return err
 	}
@@ -463,18 +500,20 @@ func maxArms(gs []duetGroup) int {
 // duetMeta is duet.json: what the rounds were, for the report and for
 // -rerender.
 type duetMeta struct {
-	Command  string                `json:"command"`
-	Commit   string                `json:"commit"`
-	Started  time.Time             `json:"started"`
-	Options  duet.Options          `json:"options"`
-	Groups   map[string][]duet.Arm `json:"groups"`
-	Setup    []string              `json:"setup"`
-	Window   time.Duration         `json:"window"`
-	Warmup   time.Duration         `json:"warmup"`
-	Seed     int                   `json:"seed"`
-	CPU      string                `json:"cpu"`
-	Sched    string                `json:"sched,omitempty"`
-	MaxForgn float64               `json:"max_foreign"`
+	Command string                `json:"command"`
+	Commit  string                `json:"commit"`
+	Started time.Time             `json:"started"`
+	Options duet.Options          `json:"options"`
+	Groups  map[string][]duet.Arm `json:"groups"`
+	Setup   []string              `json:"setup"`
+	Window  time.Duration         `json:"window"`
+	// Windows are the groups' windows where they are not Window.
+	Windows  map[string]time.Duration `json:"windows,omitempty"`
+	Warmup   time.Duration            `json:"warmup"`
+	Seed     int                      `json:"seed"`
+	CPU      string                   `json:"cpu"`
+	Sched    string                   `json:"sched,omitempty"`
+	MaxForgn float64                  `json:"max_foreign"`
 	// Runtimes are the server binaries of a plan that builds each design
 	// with several Go releases, each with its `go version -m`.
 	Runtimes []record.RuntimeBuild `json:"runtimes,omitempty"`
@@ -491,6 +530,12 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, Sched: r.cfg.Duet.Sched, MaxForgn: r.cfg.Gate.MaxForeign}
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
+		if w := r.cfg.windowOf(g); w != r.cfg.Duration {
+			if m.Windows == nil {
+				m.Windows = map[string]time.Duration{}
+			}
+			m.Windows[g.name] = w
+		}
 		var quota string
 		switch r.cfg.Duet.CPU {
 		case CPUNone:
@@ -522,8 +567,8 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	if r.cfg.Duet.CPU == CPUTurns {
 		read = "read from each server at the start of its own turn at either end"
 	}
-	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then a %v window, %s; a round is dropped when steal or foreign CPU on either set passed %s",
-		r.cfg.Seed, r.cfg.Warmup, r.cfg.Duration, read, paired.PctAbs(r.cfg.Gate.MaxForeign)))
+	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then %s, %s; a round is dropped when steal or foreign CPU on either set passed %s",
+		r.cfg.Seed, r.cfg.Warmup, windowsText(r.cfg, r.groups), read, paired.PctAbs(r.cfg.Gate.MaxForeign)))
 	return record.WriteJSON(filepath.Join(r.cfg.Out, DuetMetaFile), m)
 }
 
@@ -555,7 +600,7 @@ func (r *duetRunner) runRounds(ctx context.Context, done, want map[string]int) e
 			if i <= done[g.name] || i > want[g.name] {
 				continue
 			}
-			rd, err := r.round(ctx, g, i, r.cfg.Warmup, r.cfg.Duration)
+			rd, err := r.round(ctx, g, i, r.cfg.Warmup, r.cfg.windowOf(g))
 			if err != nil {
 				return err
 			}

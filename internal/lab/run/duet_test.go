@@ -274,3 +274,22 @@ func TestReadProbe(t *testing.T) {
 	assert.True(t, readProbe(g, []duet.Round{round(1, 0.5, 0.95)}, o).clear, "the ceiling is not judged")
 	assert.True(t, readProbe(g, []duet.Round{round(0.7, 1, 0.5)}, o).clear, "below its quota with drivers to spare: the closed loop's pace")
 }
+
+// TestDuetWindow: a group takes its driver's window where one is named,
+// the plan's -duration otherwise; the plan's estimate and its progress
+// line follow each group's.
+func TestDuetWindow(t *testing.T) {
+	d := Duet{Windows: map[string]time.Duration{"h2load": 2 * time.Second}}
+	assert.Equal(t, 2*time.Second, d.window("h2load", time.Second))
+	assert.Equal(t, time.Second, d.window("go", time.Second))
+	assert.Equal(t, time.Second, Duet{}.window("h2load", time.Second), "the control: no windows named")
+
+	group := func(driver string) duetGroup {
+		return duetGroup{arms: []duet.Arm{{Name: "mutex"}}, specs: map[string]plan.Spec{"mutex": {Driver: driver}}}
+	}
+	cfg := Config{Duration: time.Second, Duet: d}
+	assert.Equal(t, "a 1s window, 2s under h2load", windowsText(cfg, []duetGroup{group("go"), group("h2load")}))
+	assert.Equal(t, "a 2s window", windowsText(cfg, []duetGroup{group("h2load")}))
+	assert.Equal(t, "a 1s window", windowsText(cfg, []duetGroup{group("go")}))
+	assert.Equal(t, "a 1s window", windowsText(Config{Duration: time.Second}, []duetGroup{group("go"), group("h2load")}))
+}
