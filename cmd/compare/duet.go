@@ -13,11 +13,11 @@ import (
 // Side by side, the rounds go on until the primaries are precise: these
 // are -measure duet's defaults where the flags were not given.
 const (
-	// duetWindow is a round's window under the Go driver: measured twice
-	// for the same time in every Go-driven group of the default plan,
-	// rounds of 1, 2 and 3 s came out close, none narrower in most groups
-	// of both runs.
-	duetWindow = time.Second
+	// duetWindow is a round's window under the Go driver: measured for
+	// the same time in three window studies, 2-s rounds gave a narrower
+	// A/A floor than 1-s ones in 7 of 10 groups (docs/methodology.md, "a
+	// round's window", make study NAME=window).
+	duetWindow = 2 * time.Second
 	// duetH2loadWindow is the window of a group h2load drives: for the
 	// same time, 4-s rounds gave the narrowest A/A floor and inputQ
 	// intervals as narrow as or narrower than 1-s and 2-s ones in the

@@ -37,7 +37,7 @@ func TestDuetEndToEnd(t *testing.T) {
 		"-server", server, "-k6", k6, "-load", loadBin, "-h2load", h2loadBinary(t), "-scripts", "../../k6", "-out", out,
 	}, os.Stderr)
 	require.NoError(t, err)
-	assert.Equal(t, time.Second, cmd.cfg.Duration, "a round's window is a second unless -duration")
+	assert.Equal(t, duetWindow, cmd.cfg.Duration, "a round's window is duetWindow unless -duration")
 	cmd.cfg.Command = "compare (duet test)"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

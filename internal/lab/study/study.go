@@ -90,7 +90,7 @@ var Studies = []Study{
 		Desc: "the counter with h2load beside a bursty background load on every CPU: what the validity gate does with it",
 	},
 	{
-		Name: "duet-method", Engine: Runner, Out: "duet-method", Budget: 17 * time.Minute,
+		Name: "duet-method", Engine: Runner, Out: "duet-method", Budget: 19 * time.Minute,
 		Plans: []Plan{
 			{Sub: "group", Args: duetMethod},
 			{Sub: "pairs", Args: duetMethod + " -aa=false -known 0"},
@@ -104,7 +104,7 @@ var Studies = []Study{
 		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
 	},
 	{
-		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 15 * time.Minute,
+		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 17 * time.Minute,
 		Plans: []Plan{
 			{Sub: "500ns", Args: knownAnswer + " -known 500ns"},
 			{Sub: "2us", Args: knownAnswer + " -known 2us"},
@@ -147,7 +147,7 @@ var Studies = []Study{
 	// the counter's two questions isolated in the same run, as the
 	// reference for what a server costs alone.
 	{
-		Name: "sched", Engine: Runner, Out: "sched", Budget: 12 * time.Minute,
+		Name: "sched", Engine: Runner, Out: "sched", Budget: 15 * time.Minute,
 		Plans: []Plan{
 			{Sub: "batch", Args: "-duet-sched batch -reps 20 -precision 0"},
 			{Sub: "normal", Args: "-duet-sched normal -reps 20 -precision 0"},
@@ -159,7 +159,7 @@ var Studies = []Study{
 	// turns of a few milliseconds, removes side by side's excess on the
 	// known spin, against equal weights in the same run.
 	{
-		Name: "turns", Engine: Runner, Out: "turns", Budget: 12 * time.Minute,
+		Name: "turns", Engine: Runner, Out: "turns", Budget: 13 * time.Minute,
 		Plans: []Plan{
 			{Sub: "turns", Args: "-duet-cpu turns -duet-turn 2ms -reps 20 -precision 0"},
 			{Sub: "weight", Args: "-duet-cpu weight -reps 20 -precision 0"},
@@ -225,22 +225,22 @@ var Studies = []Study{
 		Desc: "each design's capacity under a p99 objective set from the noop server's floor, latency at fixed rates, and overload under each admission policy",
 	},
 	{
-		Name: "durability", Engine: Runner, Out: "durability", Budget: 5 * time.Minute,
+		Name: "durability", Engine: Runner, Out: "durability", Budget: 7 * time.Minute,
 		Plans: []Plan{{Args: "-workloads bank-A -read-ratio 0 -modes mutex,inputQ,inputQ-batch,combining,noop -durability none,wal -vus 100 -reps 11 -driver go"}},
 		Desc:  "bank transfers with and without the write-ahead log",
 	},
 	{
-		Name: "work", Engine: Runner, Out: "work", Budget: 5 * time.Minute,
+		Name: "work", Engine: Runner, Out: "work", Budget: 7 * time.Minute,
 		Plans: []Plan{{Args: "-workloads counter -modes mutex,inputQ,inputQ-batch,combining,noop -work 10us,50us -vus 100 -reps 11 -driver go"}},
 		Desc:  "the critical section's length through gRPC, one server CPU",
 	},
 	{
-		Name: "skew", Engine: Runner, Out: "skew", Budget: 5 * time.Minute,
+		Name: "skew", Engine: Runner, Out: "skew", Budget: 7 * time.Minute,
 		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,sharded,inputQ,sharded-inputQ,noop -skew 0,0.99 -vus 100 -reps 11 -driver go"}},
 		Desc:  "uniform against Zipf-skewed account choice",
 	},
 	{
-		Name: "readratio", Engine: Runner, Out: "readratio", Budget: 5 * time.Minute,
+		Name: "readratio", Engine: Runner, Out: "readratio", Budget: 7 * time.Minute,
 		Plans: []Plan{{Args: "-workloads bank-A -modes mutex,rwmutex,inputQ,noop -read-ratio 0.5,0.95 -vus 100 -reps 11 -driver go"}},
 		Desc:  "a read-heavy bank mix (GetBalance) against the read-write lock",
 	},
@@ -260,7 +260,7 @@ var Studies = []Study{
 		Desc:  "the same with one connection per Go caller",
 	},
 	{
-		Name: "ladder", Engine: Runner, Out: "ladder", Budget: 6 * time.Minute,
+		Name: "ladder", Engine: Runner, Out: "ladder", Budget: 7 * time.Minute,
 		Plans: []Plan{{Args: "-driver k6 -ladder -reps 2"}},
 		Desc:  "the seed's k6 ladder of callers in the runner's own report, with the A/A control",
 	},
