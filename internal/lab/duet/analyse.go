@@ -244,15 +244,14 @@ func (r Result) WidestPrimary() (float64, bool) {
 }
 
 // Widest is the largest half-width (relative to the estimate,
-// paired.Robust.HalfWidth) of one group's primary intervals, and twice
-// its A/A control's, for -precision's rule; false
-// when the group has no primary. The A/A control is the group's floor,
-// the smallest effect it can tell from noise, read as its interval's
-// farthest bound from no difference: its estimate is noise of about the
-// interval's own size, so rounds are added until its half-width is within
-// half the precision asked, and the floor is then within the precision
-// unless the twin's estimate strays past its standard error twice over.
-// The rule looks at widths only, never at where an interval lies.
+// paired.Robust.HalfWidth) of one group's primary intervals, and its A/A
+// control's read at AAWidth times its half-width, for -precision's rule;
+// false when the group has no primary. The A/A control is the group's
+// floor, the smallest effect it can tell from noise, read as its
+// interval's farthest bound from no difference: its estimate is noise of
+// about the interval's own size, so rounds are added until the half-width
+// is within the precision asked over AAWidth. The rule looks at widths
+// only, never at where an interval lies.
 func (r Result) Widest(group string) (float64, bool) {
 	hw, ok := 0.0, false
 	for _, p := range r.Primaries {
@@ -275,10 +274,36 @@ func (r Result) Widest(group string) (float64, bool) {
 			if e.N < paired.MinBlocksRobust {
 				return math.Inf(1), true
 			}
-			hw = max(hw, 2*e.HalfWidth())
+			hw = max(hw, r.AAWidth()*e.HalfWidth())
 		}
 	}
 	return hw, ok
+}
+
+// AAWidth is how many of its half-widths -precision's rule reads an A/A
+// interval as, for the plan's k A/A intervals (every group's, on every
+// metric): AAWidth(k). See aaWidth.
+func (r Result) AAWidth() float64 {
+	k := 0
+	for _, g := range r.Groups {
+		k += len(g.AA)
+	}
+	return aaWidth(k)
+}
+
+// aaWidth is 1 + z(1 − 0.05/2k)/z(0.975) for k A/A intervals. An A/A
+// interval's farthest bound is its estimate's distance from no
+// difference plus its half-width hw, and the estimate is noise with a
+// standard error of about hw/z(0.975). With hw at most the precision over
+// aaWidth(k), the bound passes the precision only when the estimate
+// strays past z(1 − 0.05/2k) standard errors, which happens to any of the
+// k with a chance of about 5% (Bonferroni): every group's floor is then
+// within the precision, not each with a 5% chance of missing it, which
+// with ten A/A intervals would be a miss in about one plan of three. One
+// A/A interval: 2, its whole width; ten: 2.43.
+func aaWidth(k int) float64 {
+	z := distuv.UnitNormal.Quantile
+	return 1 + z(1-0.05/float64(2*max(k, 1)))/z(0.975)
 }
 
 // Rounds is -precision's rule side by side, group by group: after done

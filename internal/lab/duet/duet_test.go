@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/locklab/locklab/internal/lab/paired"
 )
@@ -382,6 +383,10 @@ func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	hw, ok := res.WidestPrimary()
 	require.True(t, ok)
 	assert.InDelta(t, 0.06, hw, 1e-12, "the A/A's whole width: its floor is its farthest bound")
+	res.Groups = append(res.Groups, Group{Name: "other", AA: make([]Estimate, 9)})
+	hw, ok = res.WidestPrimary()
+	require.True(t, ok)
+	assert.InDelta(t, 0.03*aaWidth(10), hw, 1e-12, "ten A/A intervals in the plan: each read wider")
 	res.Groups = []Group{{}}
 	hw, ok = res.WidestPrimary()
 	require.True(t, ok)
@@ -389,6 +394,37 @@ func TestTheStoppingRuleWatchesTheAAControl(t *testing.T) {
 	res.Primaries = nil
 	_, ok = (Result{Groups: []Group{{AA: []Estimate{{Robust: paired.Robust{N: n}}}}}}).WidestPrimary()
 	assert.False(t, ok, "no primary, no rule")
+}
+
+// TestAAWidthKeepsEveryFloor: k A/A intervals, each as wide as the rule
+// lets it end (the precision over aaWidth(k)) and each estimate noise of
+// its standard error, keep every floor (the estimate's distance from no
+// difference plus the half-width) within the precision in about 95% of
+// plans, one A/A interval or ten. The control: ten read at their whole
+// width, as one is, miss in about two plans of five.
+func TestAAWidthKeepsEveryFloor(t *testing.T) {
+	assert.InDelta(t, 2, aaWidth(1), 1e-9, "one A/A interval: its whole width")
+	assert.InDelta(t, 2.43, aaWidth(10), 0.01)
+	assert.Greater(t, aaWidth(20), aaWidth(10))
+	miss := func(k int, w float64) float64 {
+		const plans, target = 4000, 0.02
+		rng := rand.New(rand.NewPCG(uint64(k), 7))
+		hw := target / w
+		se := hw / distuv.UnitNormal.Quantile(0.975)
+		missed := 0
+		for range plans {
+			for range k {
+				if math.Abs(rng.NormFloat64()*se)+hw > target {
+					missed++
+					break
+				}
+			}
+		}
+		return float64(missed) / plans
+	}
+	assert.InDelta(t, 0.05, miss(1, aaWidth(1)), 0.015)
+	assert.InDelta(t, 0.05, miss(10, aaWidth(10)), 0.015)
+	assert.Greater(t, miss(10, aaWidth(1)), 0.3, "the control: ten A/A intervals at their whole width")
 }
 
 // TestAnatomyOfACall: rounds whose known arm wakes its server 1.5 times as

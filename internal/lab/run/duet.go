@@ -468,7 +468,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		more := false
 		for _, g := range groups {
 			hw, _ := res.Widest(g.name)
-			fmt.Fprintf(out, "precision: %s after %d rounds, the widest interval ±%s (the A/A control's whole width; target ±%s): %d rounds in all\n", g.name, done[g.name], paired.PctAbs(hw), paired.PctAbs(cfg.Gate.Precision), want[g.name])
+			fmt.Fprintf(out, "precision: %s after %d rounds, the widest interval ±%s (the A/A control's at %.2f times its half-width; target ±%s): %d rounds in all\n", g.name, done[g.name], paired.PctAbs(hw), res.AAWidth(), paired.PctAbs(cfg.Gate.Precision), want[g.name])
 			more = more || want[g.name] > done[g.name]
 		}
 		if !more {
