@@ -22,7 +22,7 @@ import (
 // figure of that plan (callers, repetitions, blocks: `go run ./cmd/compare
 // -h` states them, from the code), says "A/A control" exactly when the
 // default plan runs one, and its time bound holds the default plan's runs
-// (run.PlanDuration, the estimate the runner prints). The controls: the line
+// (planEstimate, the estimate the runner prints). The controls: the line
 // the target once had, naming callers and repetitions the runner no longer
 // uses, and the current line against a plan without the A/A control or
 // too long for its bound, are each caught.
@@ -46,14 +46,15 @@ func TestCompareHelpMatchesTheDefaults(t *testing.T) {
 }
 
 // defaultPlan is the runner's plan for args (none: its defaults), and how
-// long its runs take.
+// long its runs take: the estimate the runner prints for it, side by side
+// or isolated (planEstimate).
 func defaultPlan(t *testing.T, args ...string) (run.Config, time.Duration) {
 	t.Helper()
 	cmd, err := parseFlags(args, io.Discard)
 	require.NoError(t, err)
 	specs := plan.Layout(cmd.cfg.Config, serverCatalog(), run.Serves)
 	require.NotEmpty(t, specs)
-	return cmd.cfg, run.PlanDuration(cmd.cfg, specs)
+	return cmd.cfg, planEstimate(cmd)
 }
 
 // planFigure is a count the runner's flags own, stated in a help text.

@@ -80,6 +80,14 @@ func (t *turns) run(cpus []int) {
 			}
 		}
 		if read != nil && !readDone[arm] {
+			// A read must see the arm alone: the others' stops may still
+			// be landing on a busy machine, where settle's millisecond
+			// was not enough.
+			for other := range t.procs {
+				if other != arm {
+					t.settle(other, readSettle)
+				}
+			}
 			read.fn(arm, held[arm]+time.Since(start))
 			readDone[arm] = true
 			if left--; left == 0 {
@@ -100,16 +108,20 @@ func (t *turns) run(cpus []int) {
 			return
 		}
 		t.signal(arm, syscall.SIGSTOP)
-		t.settle(arm)
+		t.settle(arm, time.Millisecond)
 		held[arm] += time.Since(start)
 	}
 }
 
-// settle waits, for at most a millisecond, until every process of arm has
+// readSettle bounds how long a read waits for the other arms' stops to
+// land, so that it sees its arm alone.
+const readSettle = 100 * time.Millisecond
+
+// settle waits, for at most within, until every process of arm has
 // stopped: a stop lands once the process next runs, and the next arm's
-// turn starts only after it.
-func (t *turns) settle(arm int) {
-	deadline := time.Now().Add(time.Millisecond)
+// turn starts only after it (within a millisecond).
+func (t *turns) settle(arm int, within time.Duration) {
+	deadline := time.Now().Add(within)
 	for _, pid := range t.procs[arm] {
 		for !stoppedOrGone(pid) && time.Now().Before(deadline) {
 			runtime.Gosched()
