@@ -80,14 +80,6 @@ func (t *turns) run(cpus []int) {
 			}
 		}
 		if read != nil && !readDone[arm] {
-			// A read must see the arm alone: the others' stops may still
-			// be landing on a busy machine, where settle's millisecond
-			// was not enough.
-			for other := range t.procs {
-				if other != arm {
-					t.settle(other, readSettle)
-				}
-			}
 			read.fn(arm, held[arm]+time.Since(start))
 			readDone[arm] = true
 			if left--; left == 0 {
@@ -108,20 +100,22 @@ func (t *turns) run(cpus []int) {
 			return
 		}
 		t.signal(arm, syscall.SIGSTOP)
-		t.settle(arm, time.Millisecond)
+		t.settle(arm)
 		held[arm] += time.Since(start)
 	}
 }
 
-// readSettle bounds how long a read waits for the other arms' stops to
-// land, so that it sees its arm alone.
-const readSettle = 100 * time.Millisecond
+// stopWithin bounds how long a turn's end waits for its arm's stop to
+// land. A stop lands within microseconds on a quiet machine; on a busy one
+// a millisecond was sometimes not enough, and the next arm then ran beside
+// it (and was read beside it).
+const stopWithin = 100 * time.Millisecond
 
-// settle waits, for at most within, until every process of arm has
+// settle waits, for at most stopWithin, until every process of arm has
 // stopped: a stop lands once the process next runs, and the next arm's
-// turn starts only after it (within a millisecond).
-func (t *turns) settle(arm int, within time.Duration) {
-	deadline := time.Now().Add(within)
+// turn starts only after it.
+func (t *turns) settle(arm int) {
+	deadline := time.Now().Add(stopWithin)
 	for _, pid := range t.procs[arm] {
 		for !stoppedOrGone(pid) && time.Now().Before(deadline) {
 			runtime.Gosched()
