@@ -15,7 +15,7 @@ import (
 const (
 	// duetWindow is a round's window under the Go driver: measured for
 	// the same time in three window studies, 2-s rounds gave a narrower
-	// A/A floor than 1-s ones in 7 of 10 groups (docs/methodology.md, "a
+	// A/A floor than 1-s ones in 7 of their 10 groups (docs/methodology.md, "a
 	// round's window", make study NAME=window).
 	duetWindow = 2 * time.Second
 	// duetH2loadWindow is the window of a group h2load drives: for the

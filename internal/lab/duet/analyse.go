@@ -299,7 +299,7 @@ func (r Result) AAWidth() float64 {
 // strays past z(1 − 0.05/2k) standard errors, which happens to any of the
 // k with a chance of about 5% (Bonferroni): every group's floor is then
 // within the precision, not each with a 5% chance of missing it, which
-// with ten A/A intervals would be a miss in about one plan of three. One
+// with ten A/A intervals would be a miss in about two plans of five. One
 // A/A interval: 2, its whole width; ten: 2.43.
 func aaWidth(k int) float64 {
 	z := distuv.UnitNormal.Quantile
