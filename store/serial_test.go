@@ -302,15 +302,17 @@ func sameRuleRatios(t *testing.T, design string) (busy, whole float64) {
 }
 
 // sameRule is the check: a design's busy time over its machine's time is
-// within 0.8–1.5 times mutex's, the lock whose acquire, release and
+// within 0.8–2.5 times mutex's, the lock whose acquire, release and
 // hand-off are outside its holds. Not closer: an owner on a thread of its
 // own (inputQ-spin) takes each command's cache lines from the caller's core
 // inside its first touch of them, which is inside the content (about a
-// third more than mutex's at this length on the machines we use); a
+// fifth more than mutex's at this length here, alone or beside busy loops;
+// 1.5 to 1.7 times beside the other packages' tests in make test); a
 // counted hand-off — a receive, an answer, a thread's wake-up — is more
-// than the content itself.
+// than the content itself: the control's figures are 5 to 60 times
+// mutex's.
 func sameRule(design string, r float64) error {
-	if r < 0.8 || r > 1.5 {
+	if r < 0.8 || r > 2.5 {
 		return fmt.Errorf("%s: busy/spent %.2f× mutex's: not the same rule", design, r)
 	}
 	return nil
