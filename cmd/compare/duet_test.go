@@ -121,17 +121,11 @@ func noGroupLeft(t *testing.T) {
 func TestDuetTurnsEndToEnd(t *testing.T) {
 	server, k6, loadBin := binaries(t)
 	out := t.TempDir()
-	cmd, err := parseFlags([]string{
+	runCompare(t,
 		"-measure", "duet", "-duet-cpu", "turns", "-duet-turn", "2ms", "-driver", "go", "-workloads", "counter", "-modes", "mutex", "-vus", "3",
 		"-warmup", "200ms", "-reps", "2", "-precision", "0", "-seed", "5", "-max-foreign", "100%",
 		"-server", server, "-k6", k6, "-load", loadBin, "-scripts", "../../k6", "-out", out,
-	}, os.Stderr)
-	require.NoError(t, err)
-	cmd.cfg.Command = "compare (turns test)"
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var progress strings.Builder
-	require.NoError(t, cmd.run(ctx, &progress, &progress), progress.String())
+	)
 	b, err := os.ReadFile(filepath.Join(out, "rounds.jsonl"))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -142,7 +136,7 @@ func TestDuetTurnsEndToEnd(t *testing.T) {
 		require.Len(t, rd.Arms, 3, "mutex, its twin, the known arm")
 		for _, m := range rd.Arms {
 			assert.Empty(t, m.Failed, m.Arm)
-			// Three arms in turns over a window of about a second.
+			// Three arms in turns over a window of about duetWindow.
 			assert.Greater(t, m.Held, 0.15, "%s held the CPU for its turns", m.Arm)
 			assert.Less(t, m.Held, 0.6*m.Window, "%s held it only in its turns", m.Arm)
 			assert.InDelta(t, float64(m.Requests)/m.Held, m.CallsPerSec(), 1e-6, "per second of its turns")

@@ -266,6 +266,7 @@ func (r Result) Widest(group string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
+	aa := r.AAWidth()
 	for _, g := range r.Groups {
 		if g.Name != group {
 			continue
@@ -274,7 +275,7 @@ func (r Result) Widest(group string) (float64, bool) {
 			if e.N < paired.MinBlocksRobust {
 				return math.Inf(1), true
 			}
-			hw = max(hw, r.AAWidth()*e.HalfWidth())
+			hw = max(hw, aa*e.HalfWidth())
 		}
 	}
 	return hw, ok
