@@ -153,3 +153,43 @@ func TestWindowSignal(t *testing.T) {
 	assert.InDelta(t, 0.4, s.DurationS, 0.05)
 	assert.Positive(t, s.Calls)
 }
+
+// -window-signal, interrupted once both marks came (the runner ends its
+// drivers so once it has read the window): the run stops at once, its
+// summary covers the marked window, and it succeeds; interrupted between
+// the marks (the control), it fails, with no window measured.
+func TestWindowSignalThenInterrupt(t *testing.T) {
+	addr := startServer(t)
+	for _, after := range []int{2, 1} {
+		out := filepath.Join(t.TempDir(), "s.json")
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "30s", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+		time.Sleep(400 * time.Millisecond) // run catches SIGUSR1 from its first line
+		for i := range after {
+			if i > 0 {
+				time.Sleep(400 * time.Millisecond)
+			}
+			require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+		}
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after %d marks: the interrupted run did not stop", after)
+		}
+		if after == 1 {
+			assert.ErrorIs(t, err, load.ErrUnmarked, "the control: interrupted between the marks")
+			continue
+		}
+		require.NoError(t, err)
+		s, err := summary.Read(out)
+		require.NoError(t, err)
+		assert.InDelta(t, 0.4, s.DurationS, 0.05)
+		assert.Positive(t, s.Calls)
+	}
+}

@@ -244,8 +244,8 @@ func DuetApplies(cfg Config) string {
 // round of every group, then the first stage's rounds, then the rounds
 // -precision may add, at most up to -max-blocks and no later than
 // -time-budget. A round is its servers' start (at once; a private
-// database's more), the warm-up, the window, the drivers' tail and the
-// stop; a Go driver's connections take about 1.5 ms each.
+// database's more), the warm-up, the window, h2load's tail and the stop;
+// a Go driver's connections take about 1.5 ms each.
 func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 	groups, err := duetGroups(cfg, specs)
 	if err != nil {
@@ -259,7 +259,10 @@ func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 			per += dbStartup + time.Duration(len(g.arms))*dbStartup/4 // installs side by side on the servers' CPUs
 		}
 		probe += per + 500*time.Millisecond
-		round += per + cfg.windowOf(g) + duetTail
+		round += per + cfg.windowOf(g)
+		if g.driver() != (goDriver{}).Name() { // the Go driver ends once the window is read (endMarked)
+			round += duetTail
+		}
 	}
 	first := probe + time.Duration(cfg.Reps)*round
 	if cfg.Gate.Precision <= 0 {
@@ -273,7 +276,8 @@ func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 }
 
 // duetTail is how long every driver runs past the window's end, so that
-// none is winding down inside it.
+// none is winding down inside it: h2load runs it out, the Go driver is
+// ended sooner (endMarked) and keeps it as its bound.
 const duetTail = 300 * time.Millisecond
 
 // duetGroup is one group's arms and what each runs.
@@ -864,6 +868,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	to := markWindow(arms)
 	r.sample(ctx, arms, tn, false)
 	tn.stop()
+	endMarked(arms)
 	var serverCPU, driverCPU float64
 	for _, a := range arms {
 		a.m.Quota = quota
@@ -921,11 +926,32 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 func markWindow(arms []*duetArm) time.Time {
 	at := time.Now()
 	for _, a := range arms {
-		if a.driver != nil && a.driver.Process != nil && a.job.Marked && a.job.Spec.Driver == (goDriver{}).Name() {
+		if a.driver != nil && a.driver.Process != nil && marks(a.job) {
 			_ = a.driver.Process.Signal(syscall.SIGUSR1)
 		}
 	}
 	return at
+}
+
+// endMarked ends, once the window has been read from every server, each
+// driver that marked its window on a signal: interrupted after its second
+// mark, the Go driver stops its callers, writes the marked window's summary
+// and exits 0, where it would otherwise run out its tail (about half a
+// second a round, with its exit). Each driver still runs until the
+// servers' figures are read, so none winds down inside the window; h2load,
+// which has no marks, runs out its tail.
+func endMarked(arms []*duetArm) {
+	for _, a := range arms {
+		if a.driver != nil && a.driver.Process != nil && marks(a.job) {
+			_ = a.driver.Process.Signal(syscall.SIGTERM)
+		}
+	}
+}
+
+// marks says whether a job's driver marks its window on the runner's
+// signals.
+func marks(job Job) bool {
+	return job.Marked && job.Spec.Driver == (goDriver{}).Name()
 }
 
 // windowP99 is an arm's callers' 99th-percentile latency over the window,

@@ -209,6 +209,38 @@ func TestLabCPU(t *testing.T) {
 	assert.False(t, labCPU(arms).ok, "the control: an arm without a group")
 }
 
+// TestEndMarked: once the window is read, the runner ends the drivers that
+// mark their window on its signals (the Go driver) and leaves h2load, which
+// has no marks, to run out its tail; the control, a Go driver the runner
+// did not mark, runs on too.
+func TestEndMarked(t *testing.T) {
+	start := func(driver string, marked bool) *duetArm {
+		cmd := exec.Command("sleep", "60")
+		require.NoError(t, cmd.Start())
+		a := &duetArm{driver: cmd, job: Job{Spec: plan.Spec{Driver: driver}, Marked: marked}, waited: make(chan struct{})}
+		go func() {
+			_ = cmd.Wait()
+			close(a.waited)
+		}()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-a.waited })
+		return a
+	}
+	goArm, h2Arm, unmarked := start(goDriver{}.Name(), true), start(h2loadDriver{}.Name(), true), start(goDriver{}.Name(), false)
+	endMarked([]*duetArm{goArm, h2Arm, unmarked, {}})
+	select {
+	case <-goArm.waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Go driver was not ended")
+	}
+	for name, a := range map[string]*duetArm{"h2load": h2Arm, "the control, an unmarked Go driver": unmarked} {
+		select {
+		case <-a.waited:
+			t.Errorf("%s was ended", name)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // TestWindowP99: h2load's per-request log is cut to the calls that ended
 // inside the window; the control reads the whole log, whose slow calls
 // outside the window set its p99.
