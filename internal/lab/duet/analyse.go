@@ -173,6 +173,10 @@ type Group struct {
 	// Unpaired is, per design and metric ("inputQ calls/s"), the interval
 	// half-width the same rounds give unpaired; Paired the paired one.
 	Unpaired, Paired map[string]float64
+	// Pace is what one of its rounds took: the median time from a round's
+	// start to the next round's, whatever group that is; 0 where the
+	// rounds have no start times.
+	Pace time.Duration
 }
 
 // Floor is the A/A control's widest reach from no effect over both
@@ -410,6 +414,7 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 			clean = append(clean, r)
 		}
 		g.Clean = len(clean)
+		g.Pace = groupPace(rounds, name)
 		usable := func(r Round, arm string) (Measure, bool) {
 			m, ok := r.Arm(arm)
 			return m, ok && m.Failed == "" && m.Requests > 0 && !r.LoadBound(m, o.MinUtil)
@@ -548,6 +553,32 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// groupPace is the median time from the start of each of group's rounds
+// to the start of the next round of the run, whatever its group (rounds
+// run one at a time); 0 where no round of group has a next.
+func groupPace(rounds []Round, group string) time.Duration {
+	var took []float64
+	for _, r := range rounds {
+		if r.Group != group || r.Started.IsZero() {
+			continue
+		}
+		var next time.Time
+		for _, o := range rounds {
+			if o.Started.After(r.Started) && (next.IsZero() || o.Started.Before(next)) {
+				next = o.Started
+			}
+		}
+		if !next.IsZero() {
+			took = append(took, next.Sub(r.Started).Seconds())
+		}
+	}
+	if len(took) == 0 {
+		return 0
+	}
+	slices.Sort(took)
+	return time.Duration(stat.Quantile(0.5, stat.Empirical, took, nil) * float64(time.Second))
 }
 
 // pace is the run's time from one round's start to the next: the span of

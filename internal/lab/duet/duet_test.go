@@ -348,10 +348,37 @@ func TestLoadBoundArmIsLeftOut(t *testing.T) {
 	assert.Equal(t, paired.OutcomeTooFew, p.Outcome)
 }
 
+// TestGroupPace: a group's round takes from its start to the next round's,
+// whatever group that is; the rounds of two groups alternate here, one
+// taking 3 s and the other 5 s. The control: rounds without start times
+// give no pace.
+func TestGroupPace(t *testing.T) {
+	start := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	var rounds []Round
+	at := start
+	for i := range 6 {
+		rounds = append(rounds, Round{Group: "go", Index: i + 1, Started: at})
+		at = at.Add(3 * time.Second)
+		rounds = append(rounds, Round{Group: "h2load", Index: i + 1, Started: at})
+		at = at.Add(5 * time.Second)
+	}
+	slices.Reverse(rounds) // in any order
+	assert.Equal(t, 3*time.Second, groupPace(rounds, "go"))
+	assert.Equal(t, 5*time.Second, groupPace(rounds, "h2load"), "its last round has no next")
+	for i := range rounds {
+		rounds[i].Started = time.Time{}
+	}
+	assert.Zero(t, groupPace(rounds, "go"), "the control: no start times")
+}
+
 // TestReportGolden renders a fixed analysis; go test -update rewrites it.
 func TestReportGolden(t *testing.T) {
 	m := newMachine(11)
 	rounds := append(m.rounds("counter · go · 10", 1, 12), newMachine(12).rounds("bank-A · go · 10", 1, 12)...)
+	start := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	for i := range rounds {
+		rounds[i].Started = start.Add(time.Duration(i) * 2750 * time.Millisecond)
+	}
 	rounds[2].ServerSteal = 0.4
 	Gate(&rounds[2], 0.1)
 	o := DefaultOptions

@@ -213,13 +213,17 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 	}
 	p("\n## Rounds\n\n")
 	p("A round is dropped for every arm when steal or foreign CPU on either CPU set passed the gate's limit; an arm's figure in a kept round is left out when its server failed, or used less than %s of its quota while the drivers' CPUs were saturated (its driver set the pace).\n\n", paired.PctAbs(r.Options.MinUtil))
-	p("| group | rounds | dropped by the gate | arm: median share of its quota used (rounds left out) |\n| --- | --- | --- | --- |\n")
+	p("| group | rounds | a round took (median) | dropped by the gate | arm: median share of its quota used (rounds left out) |\n| --- | --- | --- | --- | --- |\n")
 	for _, g := range r.Groups {
 		var arms []string
 		for _, a := range g.Arms {
 			arms = append(arms, fmt.Sprintf("%s %s (%d)", a.Name, paired.PctAbs(g.Util[a.Name]), g.Lost[a.Name]))
 		}
-		p("| %s | %d | %d%s | %s |\n", g.Name, g.Rounds, len(g.Drops), dropReasons(g.Drops), strings.Join(arms, "; "))
+		took := "—"
+		if g.Pace > 0 {
+			took = fmt.Sprintf("%.2f s", g.Pace.Seconds())
+		}
+		p("| %s | %d | %s | %d%s | %s |\n", g.Name, g.Rounds, took, len(g.Drops), dropReasons(g.Drops), strings.Join(arms, "; "))
 	}
 	if len(h.Setup) > 0 {
 		p("\n## Setup\n\n")
