@@ -51,7 +51,7 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
 	fs.StringVar(&o.DuetCPU, "duet-cpu", run.DuetCPUs[0], "duet: how the arms share the server CPUs: "+strings.Join(run.DuetCPUs, ", ")+
-		" (weight: groups of equal weight, a fair share each with no throttling; turns: one server at a time holds them, in turns of -duet-turn, the others stopped; quota: an equal fixed quota each, -server-share of the CPUs in all; none: the control, their threads compete)")
+		" (weight: groups of equal weight, a fair share each with no throttling, and where the flag is not given a group whose drivers cannot keep up under weights runs under quotas if they keep up there; turns: one server at a time holds them, in turns of -duet-turn, the others stopped; quota: an equal fixed quota each, -server-share of the CPUs in all; none: the control, their threads compete)")
 	fs.DurationVar(&o.DuetTurn, "duet-turn", 0, "duet with -duet-cpu turns: how long each arm holds the server CPUs before the next takes them ("+run.MinTurn.String()+" to "+run.MaxTurn.String()+"; default "+run.DefaultTurn.String()+")")
 	fs.StringVar(&o.DuetSched, "duet-sched", run.DuetScheds[0], "duet: how the servers' threads are scheduled: "+strings.Join(run.DuetScheds, ", ")+
 		" (batch: SCHED_BATCH, a server woken by a call does not preempt another arm's on the CPU; normal: the kernel's default, a waking thread may)")
@@ -63,6 +63,9 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		if o.Measure != run.MeasureDuet {
 			return nil
+		}
+		if !given["duet-cpu"] {
+			o.DuetCPU = "" // weight, and quotas for a group whose drivers cannot keep up under weights
 		}
 		if !given["duration"] {
 			o.Duration = duetWindow

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/capacity"
 	"github.com/locklab/locklab/internal/lab/plan"
+	"github.com/locklab/locklab/internal/lab/run"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -36,6 +37,16 @@ func TestParseFlags(t *testing.T) {
 	cmd, err = parseFlags([]string{"-measure", "isolated", "-call-work", "0,2us"}, io.Discard)
 	require.NoError(t, err, "isolated, the known answer is a factor's arm")
 	assert.Equal(t, []string{"0", "2µs"}, cmd.cfg.Factors.Values(plan.CallWork))
+	// Side by side, equal weights by default, with quotas to fall back on
+	// where the drivers cannot keep up; a -duet-cpu given is kept to.
+	cmd, err = parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, run.CPUWeight, cmd.cfg.Duet.CPU)
+	assert.True(t, cmd.cfg.Duet.Fallback)
+	cmd, err = parseFlags([]string{"-duet-cpu", "weight"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, run.CPUWeight, cmd.cfg.Duet.CPU)
+	assert.False(t, cmd.cfg.Duet.Fallback, "the control: weights asked for")
 	cmd, err = parseFlags([]string{"-pack", "docs/results/x"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "docs/results/x", cmd.pack)

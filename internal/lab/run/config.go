@@ -363,7 +363,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Fallback: o.DuetCPU == "", Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)

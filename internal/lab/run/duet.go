@@ -64,6 +64,10 @@ type Duet struct {
 	Share float64
 	// CPU is how the arms share the server CPUs: one of DuetCPUs.
 	CPU string
+	// Fallback lets a group whose drivers cannot keep up with its servers
+	// under equal weights run under equal quotas instead, when the probe
+	// shows they keep up there: set where -duet-cpu was not given.
+	Fallback bool
 	// Metrics names the metrics judged (duet.Metrics' names; empty: the
 	// default ones).
 	Metrics []string
@@ -286,6 +290,10 @@ type duetGroup struct {
 	arms  []duet.Arm
 	specs map[string]plan.Spec // by arm name
 	place plan.Placement
+	// cpu is how its arms share the server CPUs: the plan's -duet-cpu,
+	// or quotas where its drivers could not keep up under weights
+	// (Duet.Fallback).
+	cpu string
 }
 
 // driver is the driver of the group's arms (one for all of them).
@@ -314,7 +322,7 @@ func duetGroups(cfg Config, specs []plan.Spec) ([]duetGroup, error) {
 			if k := s.Factors.WithoutArms().Changed(); k != "" {
 				name += " · " + k
 			}
-			out = append(out, duetGroup{name: name, specs: map[string]plan.Spec{}, place: place})
+			out = append(out, duetGroup{name: name, specs: map[string]plan.Spec{}, place: place, cpu: cfg.Duet.CPU})
 			i = len(out) - 1
 			byCell[key] = i
 		}
@@ -541,7 +549,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 			m.Windows[g.name] = w
 		}
 		var quota string
-		switch r.cfg.Duet.CPU {
+		switch g.cpu {
 		case CPUNone:
 			quota = "no CPU group (the control): their threads compete for the CPU"
 		case CPUWeight:
@@ -550,6 +558,9 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 			quota = fmt.Sprintf("taking the server CPUs in turns of %v, one server at a time in the round's order, every other stopped; each read during its own turn, its rates per second of the turns it held", r.cfg.Duet.Turn)
 		default:
 			quota = fmt.Sprintf("each a CPU quota of %.3g CPU (%s of the set's %d CPU, shared equally), in %v periods", r.quota(g), paired.PctAbs(r.cfg.Duet.Share), len(g.place.Server), cgroup.PeriodFor(r.quota(g)))
+			if g.cpu != r.cfg.Duet.CPU {
+				quota += fmt.Sprintf(" (the probe found its drivers could not keep up under -duet-cpu %s)", r.cfg.Duet.CPU)
+			}
 		}
 		m.Setup = append(m.Setup, fmt.Sprintf("%s: %d servers on CPU %s, %s; their drivers on CPU %s", g.name, len(g.arms), plan.CPUList(g.place.Server), quota, plan.CPUList(g.place.Driver)))
 	}
@@ -581,7 +592,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 // wants the CPU, against which its use is read), or under turns the whole
 // set, for the time it holds it; 0 without groups.
 func (r *duetRunner) quota(g duetGroup) float64 {
-	switch r.cfg.Duet.CPU {
+	switch g.cpu {
 	case CPUNone:
 		return 0
 	case CPUWeight:
@@ -653,18 +664,21 @@ func (r *duetRunner) analyse() (duet.Result, error) {
 func (r *duetRunner) probe(ctx context.Context) error {
 	var slow []string
 	o := r.options()
-	for _, g := range r.groups {
-		var rounds []duet.Round
-		var p probeOutcome
-		for try := 0; try < probeTries && !p.clear; try++ {
-			rd, err := r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond)
-			if err != nil {
+	for i := range r.groups {
+		p, err := r.probeGroup(ctx, r.groups[i], o)
+		if err != nil {
+			return err
+		}
+		if probeFallback(r.groups[i].cpu, r.cfg.Duet.Fallback, p) {
+			g := &r.groups[i]
+			g.cpu = CPUQuota
+			fmt.Fprintf(r.out, "probe, %s: its drivers could not keep up under equal weights (%s); it runs under equal quotas of %.3g CPU each (-server-share %s) if they keep up there\n",
+				g.name, strings.Join(p.slow, "; "), r.quota(*g), paired.PctAbs(r.cfg.Duet.Share))
+			if p, err = r.probeGroup(ctx, *g, o); err != nil {
 				return err
 			}
-			duet.Gate(&rd, r.cfg.Gate.MaxForeign)
-			rounds = append(rounds, rd)
-			p = readProbe(g, rounds, o)
 		}
+		g := r.groups[i]
 		switch {
 		case p.clear:
 		case p.kept == 0:
@@ -679,6 +693,33 @@ func (r *duetRunner) probe(ctx context.Context) error {
 			ErrDriverCannotKeepUp, paired.PctAbs(o.MinUtil), strings.Join(slow, "\n  "))
 	}
 	return nil
+}
+
+// probeGroup runs a group's probe rounds until one is clear, at most
+// probeTries.
+func (r *duetRunner) probeGroup(ctx context.Context, g duetGroup, o duet.Options) (probeOutcome, error) {
+	var rounds []duet.Round
+	var p probeOutcome
+	for try := 0; try < probeTries && !p.clear; try++ {
+		rd, err := r.round(ctx, g, 0, r.cfg.Warmup, 500*time.Millisecond)
+		if err != nil {
+			return p, err
+		}
+		duet.Gate(&rd, r.cfg.Gate.MaxForeign)
+		rounds = append(rounds, rd)
+		p = readProbe(g, rounds, o)
+	}
+	return p, nil
+}
+
+// probeFallback says whether a group probed under cpu goes on under
+// equal quotas: its drivers could not keep up with servers sharing the
+// CPUs by equal weights, where every server takes all it can, and the
+// plan did not ask for weights (fallback). Under quotas the servers
+// together take -server-share of the CPUs, and the probe is run again
+// there; a plan that named its -duet-cpu is refused instead.
+func probeFallback(cpu string, fallback bool, p probeOutcome) bool {
+	return fallback && cpu == CPUWeight && !p.clear && p.kept > 0
 }
 
 // probeTries bounds the probe's rounds per group.
@@ -785,7 +826,7 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		}
 		switch {
 		case r.ctl == nil:
-		case r.cfg.Duet.CPU == CPUWeight, r.cfg.Duet.CPU == CPUTurns: // under turns, for its account
+		case g.cpu == CPUWeight, g.cpu == CPUTurns: // under turns, for its account
 			if a.group, err = r.ctl.NewWeighted(); err != nil {
 				return rd, err
 			}

@@ -209,6 +209,26 @@ func TestLabCPU(t *testing.T) {
 	assert.False(t, labCPU(arms).ok, "the control: an arm without a group")
 }
 
+// TestProbeFallback: a group whose drivers could not keep up under equal
+// weights goes on under quotas, where the plan did not name -duet-cpu; the
+// controls: a plan that named weights, a clear probe, a probe the gate
+// spoiled throughout, and a group already under quotas are not moved.
+func TestProbeFallback(t *testing.T) {
+	bound := probeOutcome{kept: 3, slow: []string{"g, mutex: the server used 63% of its 0.2-CPU quota"}}
+	assert.True(t, probeFallback(CPUWeight, true, bound))
+	assert.False(t, probeFallback(CPUWeight, false, bound), "the control: -duet-cpu weight given")
+	assert.False(t, probeFallback(CPUWeight, true, probeOutcome{clear: true, kept: 1}), "the control: the drivers kept up")
+	assert.False(t, probeFallback(CPUWeight, true, probeOutcome{spoiled: "steal"}), "the control: no round kept")
+	assert.False(t, probeFallback(CPUQuota, true, bound), "the control: already under quotas")
+
+	// Its quota, once moved: the plan's share of the server CPUs, split.
+	r := &duetRunner{cfg: Config{Duet: Duet{CPU: CPUWeight, Share: 0.6}}}
+	g := duetGroup{arms: make([]duet.Arm, 5), place: plan.Placement{Server: []int{0}}, cpu: CPUWeight}
+	assert.InDelta(t, 0.2, r.quota(g), 1e-9, "a fair share under weights")
+	g.cpu = CPUQuota
+	assert.InDelta(t, 0.12, r.quota(g), 1e-9, "a quota of 60% of one CPU over five arms")
+}
+
 // TestEndMarked: once the window is read, the runner ends the drivers that
 // mark their window on its signals (the Go driver) and leaves h2load, which
 // has no marks, to run out its tail; the control, a Go driver the runner
