@@ -977,8 +977,8 @@ func markWindow(arms []*duetArm) time.Time {
 // endMarked ends, once the window has been read from every server, each
 // driver that marked its window on a signal: interrupted after its second
 // mark, the Go driver stops its callers, writes the marked window's summary
-// and exits 0, where it would otherwise run out its tail (about half a
-// second a round, with its exit). Each driver still runs until the
+// and exits 0, where it would otherwise run out its tail (duetTail) before
+// its exit. Each driver still runs until the
 // servers' figures are read, so none winds down inside the window; h2load,
 // which has no marks, runs out its tail.
 func endMarked(arms []*duetArm) {
