@@ -69,7 +69,14 @@ func TestDuetEndToEnd(t *testing.T) {
 			assert.Empty(t, m.Failed, "%s round %d %s", rd.Group, rd.Index, m.Arm)
 			assert.Positive(t, m.Requests, m.Arm)
 			assert.Equal(t, m.Requests, m.Writes, "every Increment may change state: %s", m.Arm)
-			assert.InDelta(t, 0.25, m.Quota, 1e-9, "equal weights: a fair share of one CPU over 4 arms")
+			// Equal weights, a fair share of one CPU over 4 arms; or, where
+			// the probe found the group's drivers could not keep up under
+			// weights (a slow machine), the fallback's equal quotas.
+			share := 0.25
+			if strings.Contains(p, "probe, "+rd.Group+": its drivers could not keep up under equal weights") {
+				share = run.DefaultShare / 4
+			}
+			assert.InDelta(t, share, m.Quota, 1e-9, "%s: each arm's share of the server CPU", rd.Group)
 			// The runner sleeps the group's window between its two
 			// readings: the servers' clocks can see no less, and more only
 			// when the runner was slow to read them (a busy machine).
@@ -86,10 +93,12 @@ func TestDuetEndToEnd(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(out, "forest.svg"))
-	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "| counter · h2load · 8 | 3 | 0 |", "## How a call's CPU was spent",
+	for _, want := range []string{"Measured side by side (duet)", "](forest.svg)", "## Calibration", "| counter · go · 3 |", "| counter · h2load · 8 |", "mutex +2µs", "too few blocks for a verdict (n=3)", "## How a call's CPU was spent",
 		"| A/A p99 |", "on the callers' p99 latency", "| inputQ | p99 |"} {
 		assert.Contains(t, string(md), want)
 	}
+	// The rounds table: every round kept, and what a round took.
+	assert.Regexp(t, `\| counter · h2load · 8 \| 3 \| \d+\.\d\d s \| 0 \|`, string(md))
 	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))
 	again, err := parseFlags([]string{"-rerender", out}, os.Stderr)
 	require.NoError(t, err)
