@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/internal/lab/attrib"
 	"github.com/locklab/locklab/internal/lab/record"
+	"github.com/locklab/locklab/internal/work"
 )
 
 // knownWork is the known cost the control adds: the server's -work spin
@@ -28,9 +30,11 @@ const minSamples = 100
 // fastest of several rounds, so it runs at least as long as asked (less a
 // calibration's error, under): on a core whose other hardware thread is
 // busy — the tests beside this one — the same iterations take longer (a
-// fifth longer in a parallel make test on a two-CPU host). So the check
-// takes 20% under the work and 50% over it: enough to catch the work
-// missing from store (a rise near 0) or counted twice (near 2×).
+// fifth longer in a parallel make test on a two-CPU host), and on a
+// machine whose speed moves they take what that moment's speed gives
+// (spinCost times them beside the runs). So the check takes 20% under the
+// spin's timed cost and 50% over it: enough to catch the work missing from
+// store (a rise near 0) or counted twice (near 2×).
 const under, over = 0.20, 0.50
 
 // landed is the check: did got µs per call rise by want, within under
@@ -40,6 +44,24 @@ func landed(what string, got, want float64) error {
 		return fmt.Errorf("%s rose by %.1f µs per call, want %.1f µs −%.0f%%/+%.0f%% (off by %+.0f%%)", what, got, want, under*100, over*100, rel*100)
 	}
 	return nil
+}
+
+// spinCost is what knownWork's spin costs on this machine now, in µs: the
+// median of many, calibrated as the server calibrates it (the fastest of a
+// few rounds). On a machine whose speed moves from one minute to the next
+// (a shared VM: here, one hour, by half), the iterations a server
+// calibrated at its start take longer or shorter when the runs come; timed
+// beside the runs, the spin says what the store's rise should be.
+func spinCost() float64 {
+	s := work.NewSpinner(knownWork, work.Calibrate())
+	took := make([]float64, 0, 101)
+	for range cap(took) {
+		t0 := time.Now()
+		s.Spin()
+		took = append(took, float64(time.Since(t0))/float64(time.Microsecond))
+	}
+	slices.Sort(took)
+	return took[len(took)/2]
 }
 
 // TestAttributionKnownAnswer runs the real server under the runner with
@@ -54,15 +76,17 @@ func TestAttributionKnownAnswer(t *testing.T) {
 	// work (or whose hypervisor) took CPU from the runs can blur it, as it
 	// blurs any measurement. Such an attempt is measured again, at most
 	// twice more; the last attempt is judged.
-	want := float64(knownWork) / float64(time.Microsecond)
 	with, without := knownWork.String(), "0s"
 	var (
 		out         string
 		store, rest map[string]float64
+		want        float64
 	)
 	for attempt := 1; ; attempt++ {
+		before := spinCost()
 		out, store, rest = attributionRun(t, server, loadBin)
-		t.Logf("attempt %d: store %.1f → %.1f µs per call, the rest %.1f → %.1f", attempt, store[without], store[with], rest[without], rest[with])
+		want = (before + spinCost()) / 2
+		t.Logf("attempt %d: store %.1f → %.1f µs per call, the rest %.1f → %.1f; the spin cost %.1f µs around the runs", attempt, store[without], store[with], rest[without], rest[with], want)
 		if attempt == 3 || (landed("store", store[with]-store[without], want) == nil && rest[with]-rest[without] < want/2) {
 			break
 		}

@@ -279,6 +279,10 @@ func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 	return most
 }
 
+// markedSlack is how much longer than the window and its tail a Go
+// driver, which endMarked ends, may run on its own.
+const markedSlack = 5 * time.Second
+
 // duetTail is how long every driver runs past the window's end, so that
 // none is winding down inside it: h2load runs it out, the Go driver is
 // ended sooner (endMarked) and keeps it as its bound.
@@ -861,6 +865,13 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		dir := filepath.Join(scratch, fmt.Sprint(i))
 		job := Job{Spec: spec, Addr: a.srv.address(), Duration: warm + window + tail, Warmup: true, Scratch: dir, Place: g.place,
 			Summary: filepath.Join(dir, "summary.json"), Log: filepath.Join(dir, "driver.log"), Marked: true}
+		if marks(job) {
+			// Ended by endMarked once the window is read, its own end is
+			// a backstop: far enough past the window that a runner slow
+			// to read it (a slow machine, a race-enabled test) still
+			// marks its end inside the run.
+			job.Duration += markedSlack
+		}
 		a.job = job
 		argv, env, err := d.Command(r.cfg, job)
 		if err != nil {
