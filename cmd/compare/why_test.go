@@ -32,10 +32,13 @@ const minSamples = 100
 // busy — the tests beside this one — the same iterations take longer (a
 // fifth longer in a parallel make test on a two-CPU host), and on a
 // machine whose speed moves they take what that moment's speed gives
-// (spinCost times them beside the runs). So the check takes 20% under the
-// spin's timed cost and 50% over it: enough to catch the work missing from
-// store (a rise near 0) or counted twice (near 2×).
-const under, over = 0.20, 0.50
+// (spinCost times them beside the runs). On a slow, shared two-CPU VM,
+// with make test's other packages beside it, the store's rise still read
+// 1.3 to 1.6 times the spin's cost timed in the test's own process. So the
+// check takes 20% under the spin's timed cost and 80% over it: enough to
+// catch the work missing from store (a rise near 0) or counted twice
+// (near 2×).
+const under, over = 0.20, 0.80
 
 // landed is the check: did got µs per call rise by want, within under
 // below it and over above it?
