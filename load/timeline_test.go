@@ -23,11 +23,14 @@ func TestTimelineShowsAStallAndItsEnd(t *testing.T) {
 	addr := startFake(t, func(g *grpc.Server) { pb.RegisterCounterServiceServer(g, fake) }, nil)
 	cfg := quick(addr, "counter")
 	cfg.Model, cfg.Callers, cfg.Rate = "open", 1, 200
-	cfg.Warmup, cfg.Duration, cfg.Timeline = 100*time.Millisecond, 1200*time.Millisecond, 100*time.Millisecond
+	// Long enough past the stall that the calls queued behind it have
+	// drained by the last interval, on a slow machine too (1.2 s left the
+	// last at 248 ms on a slow, shared VM).
+	cfg.Warmup, cfg.Duration, cfg.Timeline = 100*time.Millisecond, 2*time.Second, 100*time.Millisecond
 	s, err := load.Run(t.Context(), cfg)
 	require.NoError(t, err)
 	require.True(t, fake.stalled.Load(), "the stall happened")
-	require.Len(t, s.Timeline, 12)
+	require.Len(t, s.Timeline, 20)
 	var calls int64
 	slow := -1
 	for i, p := range s.Timeline {

@@ -248,6 +248,25 @@ func Start(k Kind, cfg Config) (*Balancer, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
+	// A port of the system's choice is free when chosen, not always when
+	// the balancer binds it a moment later (another process's connection
+	// may take it): such a start is tried again on another port.
+	_, port, _ := net.SplitHostPort(cfg.Addr)
+	tries := 1
+	if port == "0" {
+		tries = 3
+	}
+	for try := 1; ; try++ {
+		b, err := startOnce(k, cfg, bin)
+		if err == nil || try == tries {
+			return b, err
+		}
+	}
+}
+
+// startOnce is one try of Start, at cfg.Addr.
+func startOnce(k Kind, cfg Config, bin string) (*Balancer, error) {
+	var err error
 	// Readiness is a connection accepted at Addr, so Addr must be free
 	// first: otherwise whoever holds it would answer for the balancer.
 	if cfg.Addr, err = freePort(cfg.Addr); err != nil {
