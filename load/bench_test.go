@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,9 +55,29 @@ func cpuTime(tb testing.TB) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// syscalls is the process's read and write system calls so far
+// (/proc/self/io's syscr and syscw).
+func syscalls(tb testing.TB) (reads, writes int64) {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	require.NoError(tb, err)
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes
+}
+
 // BenchmarkDriverCallCPU is the driver's cost per call against the real
-// server in another process: CPU time (cpu-ns/call) and allocations, with
-// the collector's target cmd/load sets (GOGC overrides it, as for cmd/load).
+// server in another process: CPU time (cpu-ns/call), read and write system
+// calls and allocations, with the collector's target cmd/load sets (GOGC
+// overrides it, as for cmd/load).
 //
 //	go test -run '^$' -bench DriverCallCPU -cpu 1 -benchtime 2s -count 3 ./load
 func BenchmarkDriverCallCPU(b *testing.B) {
@@ -76,6 +97,7 @@ func BenchmarkDriverCallCPU(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime(b)
+			r0, w0 := syscalls(b)
 			ctx := b.Context()
 			var wg sync.WaitGroup
 			for i := range benchCallers {
@@ -89,8 +111,11 @@ func BenchmarkDriverCallCPU(b *testing.B) {
 			}
 			wg.Wait()
 			cpu := cpuTime(b) - cpu0
+			r1, w1 := syscalls(b)
 			b.StopTimer()
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/call")
+			b.ReportMetric(float64(r1-r0)/float64(b.N), "reads/call")
+			b.ReportMetric(float64(w1-w0)/float64(b.N), "writes/call")
 			if err := failed.Load(); err != nil {
 				b.Fatal(*err)
 			}

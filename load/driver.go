@@ -68,7 +68,8 @@ type Config struct {
 	// DropAfter (open model) drops a call that could not start within it of
 	// its intended start; 0 is DefaultDropAfter.
 	DropAfter time.Duration
-	// DialOptions are added to every connection's (tests).
+	// DialOptions are added to the grpc-go connection's, the one setup and
+	// requests too large for the driver's own connections take (tests).
 	DialOptions []grpc.DialOption
 	// Marks, when set (closed model), marks the measured window from
 	// outside: it runs from the first time received on it to the second,
@@ -226,23 +227,15 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, cc := range conns {
-			_ = cc.Close()
-		}
-	}()
-	stubs := make([]clients, len(conns))
-	for i, cc := range conns {
-		stubs[i] = newClients(cc)
-	}
-	p, err := setup(ctx, cfg, Workloads(), stubs[0])
+	defer conns.close()
+	p, err := setup(ctx, cfg, Workloads(), conns.clients(0))
 	if err != nil {
 		return nil, err
 	}
 	rec := newRecorder(len(p.cases), min(cfg.Callers, 4*runtime.GOMAXPROCS(0)))
 	callers := make([]*caller, cfg.Callers)
 	for i := range callers {
-		if callers[i], err = newCaller(i, p, stubs[i%len(stubs)], rec.shard(i)); err != nil {
+		if callers[i], err = newCaller(i, p, conns.clients(i), rec.shard(i)); err != nil {
 			return nil, err
 		}
 	}
@@ -304,43 +297,66 @@ var ErrUnmarked = errors.New("load: the window was not marked")
 // returns it with the summary of what ran.
 var ErrInterrupted = errors.New("load: run interrupted")
 
-// dialAll opens cfg.Conns connections and waits until each is ready, so
+// conns are a run's connections: cfg.Conns of the driver's own for the
+// workload's calls (h2.go), the callers spread over them round robin, and
+// one of grpc-go's for setup's calls and any request too large for the
+// driver's.
+type conns struct {
+	setup *grpc.ClientConn
+	calls []*h2Client
+}
+
+// clients are caller i's stubs.
+func (c *conns) clients(i int) clients {
+	cl := newClients(c.setup)
+	cl.conn = c.calls[i%len(c.calls)]
+	return cl
+}
+
+func (c *conns) close() {
+	for _, h := range c.calls {
+		_ = h.Close()
+	}
+	_ = c.setup.Close()
+}
+
+// dialAll opens the run's connections and waits until each is ready, so
 // that connecting is not part of any call's latency.
-func dialAll(ctx context.Context, cfg Config) ([]*grpc.ClientConn, error) {
+func dialAll(ctx context.Context, cfg Config) (*conns, error) {
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(newCodec())),
 	}, cfg.DialOptions...)
-	conns := make([]*grpc.ClientConn, 0, cfg.Conns)
-	fail := func(err error) ([]*grpc.ClientConn, error) {
-		for _, cc := range conns {
-			_ = cc.Close()
-		}
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
+	cc, err := grpc.NewClient(cfg.Addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load: %s: %w", cfg.Addr, err)
+	}
+	c := &conns{setup: cc}
+	fail := func(err error) (*conns, error) {
+		c.close()
+		return nil, err
+	}
+	cc.Connect()
+	for s := cc.GetState(); s != connectivity.Ready; s = cc.GetState() {
+		// A refused connection is final here: the server is started
+		// before the driver, so retrying would only wait out the timeout.
+		if s == connectivity.TransientFailure {
+			return fail(fmt.Errorf("load: cannot connect to %s (%v)", cfg.Addr, s))
+		}
+		if !cc.WaitForStateChange(ctx, s) {
+			return fail(fmt.Errorf("load: cannot connect to %s (%v): %w", cfg.Addr, s, ctx.Err()))
+		}
+	}
 	for range cfg.Conns {
-		cc, err := grpc.NewClient(cfg.Addr, opts...)
+		h, err := newH2Client(ctx, cfg.Addr, cfg.Timeout, cc)
 		if err != nil {
-			return fail(fmt.Errorf("load: %s: %w", cfg.Addr, err))
+			return fail(err)
 		}
-		conns = append(conns, cc)
-		cc.Connect()
+		c.calls = append(c.calls, h)
 	}
-	for _, cc := range conns {
-		for s := cc.GetState(); s != connectivity.Ready; s = cc.GetState() {
-			// A refused connection is final here: the server is started
-			// before the driver, so retrying would only wait out the timeout.
-			if s == connectivity.TransientFailure {
-				return fail(fmt.Errorf("load: cannot connect to %s (%v)", cfg.Addr, s))
-			}
-			if !cc.WaitForStateChange(ctx, s) {
-				return fail(fmt.Errorf("load: cannot connect to %s (%v): %w", cfg.Addr, s, ctx.Err()))
-			}
-		}
-	}
-	return conns, nil
+	return c, nil
 }
 
 // ended reports whether ctx has ended by t. A deadline counts from the

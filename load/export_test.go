@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 // Driver is a run's callers without the run's clock: tests and benchmarks
 // make calls one at a time through the same path Run's callers take.
 type Driver struct {
-	conns   []*grpc.ClientConn
+	conns   *conns
 	callers []*caller
 	rec     *recorder
 }
@@ -28,11 +26,7 @@ func NewDriver(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{conns: conns}
-	stubs := make([]clients, len(conns))
-	for i, cc := range conns {
-		stubs[i] = newClients(cc)
-	}
-	p, err := setup(ctx, cfg, Workloads(), stubs[0])
+	p, err := setup(ctx, cfg, Workloads(), conns.clients(0))
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -40,7 +34,7 @@ func NewDriver(ctx context.Context, cfg Config) (*Driver, error) {
 	d.rec = newRecorder(len(p.cases), min(cfg.Callers, 4*runtime.GOMAXPROCS(0)))
 	d.callers = make([]*caller, cfg.Callers)
 	for i := range d.callers {
-		if d.callers[i], err = newCaller(i, p, stubs[i%len(stubs)], d.rec.shard(i)); err != nil {
+		if d.callers[i], err = newCaller(i, p, conns.clients(i), d.rec.shard(i)); err != nil {
 			d.Close()
 			return nil, err
 		}
@@ -64,11 +58,7 @@ func (d *Driver) Call(ctx context.Context, i int) error {
 }
 
 // Close closes the connections.
-func (d *Driver) Close() {
-	for _, cc := range d.conns {
-		_ = cc.Close()
-	}
-}
+func (d *Driver) Close() { d.conns.close() }
 
 // ServerProcessEnv, when set, makes the test binary serve the locklab
 // server instead of running tests (TestMain): a benchmark measures the
