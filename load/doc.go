@@ -5,8 +5,11 @@
 // and the runner write too.
 //
 // Why a second driver: on a 2-CPU machine k6 spends more CPU per call than
-// the server it measures, so it, not the server, sets the throughput. A Go
-// client built on grpc-go costs a fraction of that.
+// the server it measures, so it, not the server, sets the throughput. The
+// Go driver costs a fraction of that: its calls go over HTTP/2 connections
+// of its own (h2.go: x/net/http2's framing and HPACK, the headers and
+// frames grpc-go's client sends), where grpc-go's client cost about as much
+// CPU a call as the server; setup's calls use grpc-go's generated stubs.
 //
 // Run drives one run:
 //

@@ -661,7 +661,7 @@ func (s *shard) addOpen(dropped, late int64) {
 func (r *recorder) summary(cfg Config, p *plan) (*summary.Summary, error) {
 	s := &summary.Summary{
 		Schema: summary.Schema, Driver: "go",
-		DriverVersion: fmt.Sprintf("locklab load, grpc-go %s, %s", grpc.Version, runtime.Version()),
+		DriverVersion: fmt.Sprintf("locklab load, its own HTTP/2 calls (x/net/http2), grpc-go %s for setup, %s", grpc.Version, runtime.Version()),
 		Workload:      cfg.Workload, Model: cfg.Model, Callers: cfg.Callers, Conns: cfg.Conns,
 		Skew: cfg.Skew, ReadRatio: p.reportedReadRatio, DurationS: cfg.Duration.Seconds(),
 		ByCode: map[string]int64{}, ByCase: map[string]summary.CaseStats{},

@@ -24,11 +24,13 @@ import (
 // The workload's calls go over connections of the driver's own: unary gRPC
 // calls over HTTP/2, framed by x/net/http2's Framer and its HPACK coder.
 // grpc-go's client cost the driver about as much CPU per call as the call
-// cost the server (some 30 µs and 88 allocations a call, BenchmarkDriverCallCPU
+// cost the server (24 to 29 µs and 88 allocations a call, BenchmarkDriverCallCPU
 // on this lab's 2-CPU machine): a stream's set-up, its writer goroutine and
-// its reader's hand-offs. Here a caller writes its request itself, under the
-// connection's write lock, and one reader per connection decodes each answer
-// straight into the caller's reused answer value and wakes it. The server
+// its reader's hand-offs. Here a caller puts its request in the
+// connection's buffer itself, under its write lock; a flusher writes out
+// what every caller woken meanwhile put there, in one write; and one reader
+// per connection decodes each answer straight into the caller's reused
+// answer value and wakes it. The server
 // sees what grpc-go's client sends: the same headers (a grpc-timeout of the
 // call's bound included), indexed in HPACK's dynamic table the same way,
 // and one HEADERS and one DATA frame per call, the callers' streams
