@@ -101,21 +101,22 @@ build: ## build the server into bin/locklab and the Go load driver into bin/load
 	$(GO) build -o $(BIN)/locklab .
 	$(GO) build -o $(BIN)/load ./cmd/load
 
-# ARGS go to the runner, e.g. make compare ARGS="-driver k6 -ladder -reps 3";
-# see `go run ./cmd/compare -h` and docs/methodology.md.
+# ARGS go to the runner, e.g. make compare ARGS="-driver k6 -ladder -reps 3"; see `go run ./cmd/compare -h`
+# and docs/methodology.md. STARTED, make's start: make compare's budget counts from it (-started).
 ARGS ?=
 RUNNER = GHZ=$(BIN)/ghz $(GO) run ./cmd/compare -k6 $(BIN)/k6 -load $(BIN)/load -server $(BIN)/locklab
 with-args = $(if $(ARGS), ARGS="$(ARGS)")
+STARTED := $(shell date +%s)
 
 .PHONY: compare compare-busy study
 compare: build deb-h2load ## the main job: the runner's defaults (go run ./cmd/compare -h), through the validity gate, with an A/A control → results/<timestamp>/ (< 8 min)
-	LOCKLAB_COMMAND='make compare$(with-args)' $(RUNNER) $(ARGS)
+	LOCKLAB_COMMAND='make compare$(with-args)' $(RUNNER) -started $(STARTED) $(ARGS)
 
 # The validity gate's own trial (docs/validity.md): make compare beside a
 # bursty background load (scripts/burst.sh, which BURST_ON and BURST_EVERY
 # tune), which the runner must notice.
 compare-busy: build deb-h2load ## make compare beside a bursty background load (busy loops on every CPU, 1.5 s of every 6 s): the gate must see it
-	LOCKLAB_COMMAND='make compare-busy$(with-args)' scripts/burst.sh env $(RUNNER) $(ARGS)
+	LOCKLAB_COMMAND='make compare-busy$(with-args)' scripts/burst.sh env $(RUNNER) -started $(STARTED) $(ARGS)
 
 # A study is a row of internal/lab/study: its plans, its folder under
 # docs/results/, its budget. make help lists them with their times.

@@ -34,6 +34,13 @@ const (
 	// for a fresh clone's build on a slow machine (docs/decisions.md,
 	// "Every A/A floor within the precision, together").
 	duetBudget = 5*time.Minute + 30*time.Second
+	// duetJobBudget bounds the whole job when -started says when it began:
+	// make compare promises its result within 8 minutes, its build
+	// included, and a fresh clone's build took 1 to 2.6 minutes here, more
+	// on a slow hour than the half minute duetBudget leaves it. The rounds'
+	// budget is what is left of it, at most duetBudget; the runner's last
+	// rounds and its report take seconds.
+	duetJobBudget = 7*time.Minute + 40*time.Second
 	// duetMostRounds is -max-blocks side by side, in -reps: each group
 	// adds rounds until its own intervals are precise, so a noisy group
 	// may take more than the isolated runner's three times, within the
@@ -48,6 +55,8 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		"; duet runs every arm of a group at the same moment, each server with an equal share of the server CPUs (-duet-cpu), in rounds (-reps rounds at first, "+
 		duetWindow.String()+" each, "+duetH2loadWindow.String()+" under h2load, unless -duration, then each group until its own intervals reach -precision "+duetPrecision+" unless given, at most "+fmt.Sprint(duetMostRounds)+" times -reps unless -max-blocks, within -time-budget "+duetBudget.String()+"); "+
 		"plans it does not apply to run isolated, and say why")
+	var started int64
+	fs.Int64Var(&started, "started", 0, "duet with the default -time-budget: when the job that runs the comparison started, in Unix seconds (make compare passes its own start), so that the rounds' budget is what is left of "+duetJobBudget.String()+" from then, at most "+duetBudget.String()+" (0: from the runner's start)")
 	fs.DurationVar(&o.Known, "known", run.DefaultKnown, "duet: the known-answer arm, the baseline with this much spin added to every call (0: none)")
 	fs.Float64Var(&o.ServerShare, "server-share", run.DefaultShare, "duet with -duet-cpu quota: the share of the server CPUs the arms' quotas add up to")
 	fs.StringVar(&o.DuetCPU, "duet-cpu", run.DuetCPUs[0], "duet: how the arms share the server CPUs: "+strings.Join(run.DuetCPUs, ", ")+
@@ -60,6 +69,13 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 	return func(given map[string]bool) error {
 		if given["server-share"] && !(o.ServerShare > 0 && o.ServerShare <= 1) {
 			return fmt.Errorf("-server-share %v: want a share in (0, 1] of the server CPUs for all arms together", o.ServerShare)
+		}
+		var since time.Duration
+		if given["started"] {
+			since = time.Since(time.Unix(started, 0))
+			if started <= 0 || since < -time.Minute {
+				return fmt.Errorf("-started %d: want the job's start in Unix seconds, not in the future", started)
+			}
 		}
 		if o.Measure != run.MeasureDuet {
 			return nil
@@ -79,6 +95,11 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		if !given["time-budget"] {
 			o.TimeBudget = duetBudget
+			if given["started"] {
+				// At least a second: a budget of 0 would be none. The
+				// first -reps rounds run whatever the budget.
+				o.TimeBudget = max(time.Second, min(duetBudget, duetJobBudget-max(0, since)))
+			}
 		}
 		if !given["max-blocks"] {
 			o.MaxBlocks = min(100, duetMostRounds*o.Reps)

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,6 +48,24 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, run.CPUWeight, cmd.cfg.Duet.CPU)
 	assert.False(t, cmd.cfg.Duet.Fallback, "the control: weights asked for")
+	// The rounds' budget is what the job's start leaves of its whole
+	// budget, at most the rounds' own and at least a second; a budget
+	// given is kept to.
+	for _, tt := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, duetBudget},
+		{[]string{"-started", fmt.Sprint(time.Now().Add(-3 * time.Minute).Unix())}, duetJobBudget - 3*time.Minute},
+		{[]string{"-started", fmt.Sprint(time.Now().Add(-30 * time.Second).Unix())}, duetBudget},
+		{[]string{"-started", fmt.Sprint(time.Now().Add(-20 * time.Minute).Unix())}, time.Second},
+		{[]string{"-started", fmt.Sprint(time.Now().Add(-3 * time.Minute).Unix()), "-time-budget", "9m"}, 9 * time.Minute},
+		{[]string{"-started", fmt.Sprint(time.Now().Add(-3 * time.Minute).Unix()), "-measure", "isolated"}, 0},
+	} {
+		cmd, err := parseFlags(tt.args, io.Discard)
+		require.NoError(t, err, tt.args)
+		assert.InDelta(t, tt.want.Seconds(), cmd.cfg.TimeBudget.Seconds(), 2, tt.args)
+	}
 	cmd, err = parseFlags([]string{"-pack", "docs/results/x"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "docs/results/x", cmd.pack)
@@ -56,6 +75,8 @@ func TestParseFlags(t *testing.T) {
 		wantErr string
 	}{
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-started", "-5"}, "-started -5: want the job's start in Unix seconds, not in the future"},
+		{[]string{"-started", fmt.Sprint(time.Now().Add(time.Hour).Unix())}, "not in the future"},
 		{[]string{"-rerender", "a", "-pack", "a"}, "-rerender, -diff and -pack each run alone: give one"},
 		{[]string{"-diff", "a,b", "-rerender", "a"}, "each run alone"},
 		{[]string{"-nosuch"}, "flag provided but not defined"},
