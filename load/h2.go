@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"runtime"
@@ -67,7 +68,8 @@ type h2Client struct {
 	connWindow uint32
 
 	cur    atomic.Pointer[h2Conn] // the live connection; a broken one is dialled again
-	mu     sync.Mutex             // guards dialling and closed
+	mu     sync.Mutex             // guards dialling, old and closed
+	old    []*h2Conn              // replaced connections: one the server is leaving may still be finishing calls
 	closed bool
 }
 
@@ -93,15 +95,18 @@ func (c *h2Client) conn(ctx context.Context) (*h2Conn, error) {
 	if cc != nil && !cc.dead.Load() {
 		return cc, nil
 	}
-	if cc != nil {
-		cc.close()
-	}
-	cc, err := dialH2(ctx, c.addr, c.timeout, c.connWindow)
+	next, err := dialH2(ctx, c.addr, c.timeout, c.connWindow)
 	if err != nil {
 		return nil, err
 	}
-	c.cur.Store(cc)
-	return cc, nil
+	if cc != nil {
+		// A broken connection has ended already; one the server said
+		// it is leaving (GOAWAY) finishes the calls it took, and ends
+		// when the server closes it, or at Close.
+		c.old = append(c.old, cc)
+	}
+	c.cur.Store(next)
+	return next, nil
 }
 
 // Close closes the connection and waits for its reader.
@@ -109,6 +114,9 @@ func (c *h2Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	for _, cc := range c.old {
+		cc.close()
+	}
 	if cc := c.cur.Load(); cc != nil {
 		cc.close()
 	}
@@ -181,11 +189,15 @@ type h2Conn struct {
 	closeOnce sync.Once
 	flushDone chan struct{}
 
-	// The server's window for what the driver sends on the connection;
-	// a request waits for room (sendCond), not holding wmu.
-	sendMu   sync.Mutex
-	sendCond *sync.Cond
-	sendWin  int64
+	// The server's window for what the driver sends on the connection,
+	// and its limit on streams open at once: a request waits for room
+	// and for a stream (sendCond), not holding wmu.
+	sendMu     sync.Mutex
+	sendCond   *sync.Cond
+	sendWin    int64
+	open       uint32 // streams the driver has open
+	maxStreams uint32 // SETTINGS_MAX_CONCURRENT_STREAMS; unlimited until said
+	blocked    int    // requests waiting in admit
 
 	// maxRequest: the largest request message that fits one DATA frame
 	// and the server's initial stream window.
@@ -202,6 +214,7 @@ type h2Conn struct {
 	// The reader's own.
 	hdec     *hpack.Decoder
 	hcall    *h2Call // the call whose header block is being decoded
+	hEnds    bool    // that block ends its stream
 	recvd    uint32  // connection-level bytes received since the last top-up
 	topUpAt  uint32
 	readDone chan struct{}
@@ -233,7 +246,7 @@ func dialH2(ctx context.Context, addr string, timeout time.Duration, connWindow 
 		nc: nc, authority: addr, bw: bufio.NewWriterSize(nc, 32<<10), nextID: 1, sendWin: 65535,
 		timeout: grpcTimeout(timeout), pending: map[uint32]*h2Call{}, readDone: make(chan struct{}),
 		flushReq: make(chan struct{}, 1), stop: make(chan struct{}), flushDone: make(chan struct{}),
-		topUpAt: connWindow / 2,
+		topUpAt: connWindow / 2, maxStreams: math.MaxUint32,
 	}
 	c.sendCond = sync.NewCond(&c.sendMu)
 	c.maxRequest.Store(min(h2MaxFrame, 65535) - 5)
@@ -328,16 +341,21 @@ func grpcTimeout(d time.Duration) string {
 	return strconv.FormatInt(int64(d/time.Hour), 10) + "H"
 }
 
-// close ends the connection and waits for its reader, which fails the
-// calls still in flight.
+// close ends the connection and waits for its reader and flusher.
 func (c *h2Conn) close() {
+	c.shutdown(errH2Closed)
+	<-c.readDone
+	<-c.flushDone
+}
+
+// shutdown ends the connection: the calls in flight fail with err, and the
+// reader and the flusher stop.
+func (c *h2Conn) shutdown(err error) {
 	c.closeOnce.Do(func() {
-		c.fail(errH2Closed)
+		c.fail(err)
 		_ = c.nc.Close()
 		close(c.stop)
 	})
-	<-c.readDone
-	<-c.flushDone
 }
 
 // fail marks the connection broken (the first reason stays) and ends every
@@ -355,7 +373,7 @@ func (c *h2Conn) fail(err error) {
 	}
 	c.mu.Unlock()
 	c.sendMu.Lock()
-	c.sendWin = 1 << 62 // no writer waits for room on a dead connection
+	c.sendWin, c.maxStreams = 1<<62, math.MaxUint32 // no request waits for room on a dead connection
 	c.sendCond.Broadcast()
 	c.sendMu.Unlock()
 }
@@ -365,10 +383,10 @@ func (c *h2Conn) call(ctx context.Context, method string, f *frame, ans answer) 
 	cl := c.calls.Get().(*h2Call)
 	defer c.calls.Put(cl)
 	cl.reset(ans)
-	n := int64(f.data.Len() + 5)
-	if err := c.reserve(ctx, n); err != nil {
+	if err := c.admit(ctx, int64(f.data.Len()+5)); err != nil {
 		return err
 	}
+	defer c.release()
 	if err := c.send(cl, method, f); err != nil {
 		return status.Error(codes.Unavailable, err.Error())
 	}
@@ -393,19 +411,33 @@ func (c *h2Conn) call(ctx context.Context, method string, f *frame, ans answer) 
 	return cl.result()
 }
 
-// reserve waits until the server's connection window has room for n bytes
-// and takes them.
-func (c *h2Conn) reserve(ctx context.Context, n int64) error {
+// admit waits until the server's connection window has room for n bytes
+// and its limit on open streams for one more, and takes them.
+func (c *h2Conn) admit(ctx context.Context, n int64) error {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	for c.sendWin < n {
+	for c.sendWin < n || c.open >= c.maxStreams {
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
+		c.blocked++
 		c.sendCond.Wait()
+		c.blocked--
 	}
 	c.sendWin -= n
+	c.open++
 	return nil
+}
+
+// release closes a call's stream on the driver's side: it has ended, or
+// the driver reset it.
+func (c *h2Conn) release() {
+	c.sendMu.Lock()
+	c.open--
+	if c.blocked > 0 {
+		c.sendCond.Broadcast()
+	}
+	c.sendMu.Unlock()
 }
 
 // send puts the call in flight, puts its HEADERS and DATA frames in bw and
@@ -466,10 +498,7 @@ func (c *h2Conn) send(cl *h2Call, method string, f *frame) error {
 }
 
 // broken fails the connection after a failed write (under wmu).
-func (c *h2Conn) broken(err error) {
-	c.fail(err)
-	_ = c.nc.Close()
-}
+func (c *h2Conn) broken(err error) { c.shutdown(err) }
 
 // reset tells the server a call was abandoned.
 func (c *h2Conn) reset(id uint32) {
@@ -552,8 +581,7 @@ func (c *h2Conn) read() {
 			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 				err = errors.New("load: the server closed the connection")
 			}
-			c.fail(err)
-			_ = c.nc.Close()
+			c.shutdown(err)
 			return
 		}
 	}
@@ -563,9 +591,10 @@ func (c *h2Conn) read() {
 func (c *h2Conn) handle(f http2.Frame) error {
 	switch f := f.(type) {
 	case *http2.HeadersFrame:
-		return c.headers(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), f.StreamEnded())
+		c.hEnds = f.StreamEnded()
+		return c.headers(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.ContinuationFrame:
-		return c.headers(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded(), false)
+		return c.headers(f.StreamID, f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.DataFrame:
 		return c.data(f)
 	case *http2.RSTStreamFrame:
@@ -614,6 +643,13 @@ func (c *h2Conn) settings(f *http2.SettingsFrame) error {
 			c.wmu.Lock()
 			c.henc.SetMaxDynamicTableSizeLimit(s.Val)
 			c.wmu.Unlock()
+		case http2.SettingMaxConcurrentStreams:
+			c.sendMu.Lock()
+			if !c.dead.Load() {
+				c.maxStreams = s.Val
+			}
+			c.sendCond.Broadcast()
+			c.sendMu.Unlock()
 		case http2.SettingInitialWindowSize:
 			// Every stream's window starts here, and a request is the
 			// only thing the driver sends on its stream.
@@ -628,8 +664,8 @@ func (c *h2Conn) settings(f *http2.SettingsFrame) error {
 
 // headers decodes a header block's fragment for the stream's call: its
 // HTTP status, grpc-status and grpc-message. A block that ends the stream
-// ends the call.
-func (c *h2Conn) headers(id uint32, frag []byte, ended, streamEnded bool) error {
+// (its HEADERS frame said so) ends the call once its last fragment is in.
+func (c *h2Conn) headers(id uint32, frag []byte, ended bool) error {
 	c.mu.Lock()
 	c.hcall = c.pending[id] // nil: an abandoned call, decoded all the same for HPACK's table
 	if _, err := c.hdec.Write(frag); err != nil {
@@ -644,7 +680,7 @@ func (c *h2Conn) headers(id uint32, frag []byte, ended, streamEnded bool) error 
 	}
 	c.hcall = nil
 	c.mu.Unlock()
-	if streamEnded {
+	if ended && c.hEnds {
 		c.end(id, nil)
 	}
 	return nil

@@ -30,7 +30,13 @@ const (
 	mEcho      = "/t.T/Echo"      // GetResponse{Value: the request's value}
 	mHang      = "/t.T/Hang"      // no answer until the call is cancelled
 	mNoMessage = "/t.T/NoMessage" // OK without a message
+	mLong      = "/t.T/Long"      // FAILED_PRECONDITION with a message longer than a frame
+	mSlow      = "/t.T/Slow"      // IncrementResponse{Value: 7} after 300 ms
 )
+
+// longMessage is mLong's: its trailers take a HEADERS frame and a
+// CONTINUATION (HPACK's Huffman code spends 11 and 13 bits on these two).
+var longMessage = strings.Repeat("~|", 10000)
 
 type h2Server struct {
 	addr      string
@@ -39,7 +45,7 @@ type h2Server struct {
 	calls     atomic.Int64
 }
 
-func startH2Server(t *testing.T, lis net.Listener) *h2Server {
+func startH2Server(t *testing.T, lis net.Listener, opts ...grpc.ServerOption) *h2Server {
 	t.Helper()
 	if lis == nil {
 		var err error
@@ -47,7 +53,7 @@ func startH2Server(t *testing.T, lis net.Listener) *h2Server {
 		require.NoError(t, err)
 	}
 	s := &h2Server{addr: lis.Addr().String()}
-	s.srv = grpc.NewServer(grpc.UnknownServiceHandler(s.handle))
+	s.srv = grpc.NewServer(append(opts, grpc.UnknownServiceHandler(s.handle))...)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -82,6 +88,11 @@ func (s *h2Server) handle(_ any, st grpc.ServerStream) error {
 		return st.Context().Err()
 	case mNoMessage:
 		return nil
+	case mLong:
+		return status.Error(codes.FailedPrecondition, longMessage)
+	case mSlow:
+		time.Sleep(300 * time.Millisecond)
+		return st.SendMsg(&pb.IncrementResponse{Value: 7})
 	}
 	return status.Error(codes.Unimplemented, method)
 }
@@ -140,6 +151,10 @@ func TestH2Answers(t *testing.T) {
 
 	err = c.Invoke(ctx, "/t.T/Missing", req, &inc)
 	assert.Equal(t, codes.Unimplemented, status.Code(err))
+
+	err = c.Invoke(ctx, mLong, req, &inc)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Equal(t, longMessage, status.Convert(err).Message(), "trailers ended by a CONTINUATION are read whole")
 
 	// An answer of many frames, gathered; and one of the request's own
 	// bytes, so that a request is sent as it is.
@@ -276,4 +291,57 @@ func TestGRPCTimeout(t *testing.T) {
 		assert.Equal(t, want, grpcTimeout(d), d)
 		assert.LessOrEqual(t, len(strings.TrimRight(want, "nuSmMH")), 8)
 	}
+}
+
+// TestH2StreamLimit: past the server's limit on open streams a call waits
+// for one to close, where the server would refuse it.
+func TestH2StreamLimit(t *testing.T) {
+	s := startH2Server(t, nil, grpc.MaxConcurrentStreams(2))
+	c, _ := newH2TestClient(t, s.addr, h2ConnWindow)
+	req := valueFrame(t, 10)
+	hang, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			var inc incrementAnswer
+			assert.Equal(t, codes.Canceled, status.Code(c.Invoke(hang, mHang, req, &inc)))
+		})
+	}
+	require.Eventually(t, func() bool { return s.calls.Load() == 2 }, 5*time.Second, time.Millisecond)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	var inc incrementAnswer
+	t0 := time.Now()
+	require.NoError(t, c.Invoke(t.Context(), mOK, req, &inc), "the third call waits for a stream")
+	assert.GreaterOrEqual(t, time.Since(t0), 90*time.Millisecond)
+	wg.Wait()
+}
+
+// TestH2GoingAway: a server that stops gracefully finishes the calls it
+// took on the connection it is leaving, while the next call dials a new
+// one.
+func TestH2GoingAway(t *testing.T) {
+	s := startH2Server(t, nil)
+	c, _ := newH2TestClient(t, s.addr, h2ConnWindow)
+	req := valueFrame(t, 10)
+	cc, err := c.conn(t.Context())
+	require.NoError(t, err)
+	slow := make(chan error, 1)
+	go func() {
+		var inc incrementAnswer
+		slow <- c.Invoke(t.Context(), mSlow, req, &inc)
+	}()
+	require.Eventually(t, func() bool { return s.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+	stopped := make(chan struct{})
+	go func() {
+		s.srv.GracefulStop()
+		close(stopped)
+	}()
+	require.Eventually(t, cc.dead.Load, 5*time.Second, time.Millisecond, "the server's GOAWAY")
+	lis, err := net.Listen("tcp", s.addr) // the stopping server has closed its listener
+	require.NoError(t, err)
+	startH2Server(t, lis)
+	var inc incrementAnswer
+	require.NoError(t, c.Invoke(t.Context(), mOK, req, &inc), "the next call, on a new connection")
+	assert.NoError(t, <-slow, "the call the server took is finished on the old one")
+	<-stopped
 }
