@@ -182,8 +182,11 @@ func TestWeightedGroupsSplitTheCPU(t *testing.T) {
 			}
 			return sum
 		}
+		// Every loop running first: on a busy machine one that is still
+		// starting (fork, exec) would lose its group some of the window.
+		time.Sleep(200 * time.Millisecond)
 		a0, b0 := cpu(three), cpu(one)
-		time.Sleep(600 * time.Millisecond)
+		time.Sleep(time.Second)
 		a, b := cpu(three)-a0, cpu(one)-b0
 		for _, c := range append(three, one...) {
 			_ = c.Process.Kill()
