@@ -366,16 +366,24 @@ func (c *h2Conn) fail(err error) {
 		c.err = err
 	}
 	c.dead.Store(true)
-	for id, cl := range c.pending {
-		delete(c.pending, id)
-		cl.err = err
-		cl.done <- struct{}{}
-	}
+	c.endPending(err, 0)
 	c.mu.Unlock()
 	c.sendMu.Lock()
 	c.sendWin, c.maxStreams = 1<<62, math.MaxUint32 // no request waits for room on a dead connection
 	c.sendCond.Broadcast()
 	c.sendMu.Unlock()
+}
+
+// endPending ends the calls in flight on streams past after with err
+// (UNAVAILABLE, as result gives it), under mu.
+func (c *h2Conn) endPending(err error, after uint32) {
+	for id, cl := range c.pending {
+		if id > after {
+			delete(c.pending, id)
+			cl.err = err
+			cl.done <- struct{}{}
+		}
+	}
 }
 
 // call sends one request and waits for its answer, or for ctx.
@@ -623,13 +631,7 @@ func (c *h2Conn) handle(f http2.Frame) error {
 			c.err = fmt.Errorf("load: the server is going away (%v)", f.ErrCode)
 		}
 		c.dead.Store(true)
-		for id, cl := range c.pending {
-			if id > f.LastStreamID {
-				delete(c.pending, id)
-				cl.err = status.Error(codes.Unavailable, c.err.Error())
-				cl.done <- struct{}{}
-			}
-		}
+		c.endPending(c.err, f.LastStreamID)
 		c.mu.Unlock()
 	}
 	return nil
