@@ -253,9 +253,10 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	switch {
 	case cfg.Marks != nil:
 		done := make(chan struct{})
-		m := watchMarks(cfg.Marks, done)
+		m, watched := watchMarks(cfg.Marks, done)
 		runClosed(ctx, callers, window{from: start, to: w.to}, m)
 		close(done)
+		<-watched // a mark sent before the run ended is the run's
 		from, to, ok := m.window()
 		if !ok {
 			return nil, fmt.Errorf("%w: %d of its 2 marks came in the run's %v", ErrUnmarked, m.n.Load(), cfg.Warmup+cfg.Duration)
@@ -416,27 +417,49 @@ type marked struct {
 }
 
 // watchMarks takes the first two marks; it stops at the second, or when
-// done closes.
-func watchMarks(marks <-chan time.Time, done <-chan struct{}) *marked {
+// done closes, after taking the marks sent by then: an interruption that
+// follows the second mark (the runner ends its drivers once it has read
+// the window) may end the run before this goroutine ran, and the mark
+// waiting in the channel is still the window's end. The returned channel
+// closes when it has stopped.
+func watchMarks(marks <-chan time.Time, done <-chan struct{}) (*marked, <-chan struct{}) {
 	m := &marked{}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		for m.n.Load() < 2 {
 			select {
 			case <-done:
+				for m.n.Load() < 2 {
+					select {
+					case t, ok := <-marks:
+						if !ok {
+							return
+						}
+						m.take(t)
+					default:
+						return
+					}
+				}
 				return
 			case t, ok := <-marks:
 				if !ok {
 					return
 				}
-				if m.n.Add(1) == 1 {
-					m.from.Store(t.UnixNano())
-				} else {
-					m.to.Store(t.UnixNano())
-				}
+				m.take(t)
 			}
 		}
 	}()
-	return m
+	return m, stopped
+}
+
+// take records a mark: the window's start, then its end.
+func (m *marked) take(t time.Time) {
+	if m.n.Add(1) == 1 {
+		m.from.Store(t.UnixNano())
+	} else {
+		m.to.Store(t.UnixNano())
+	}
 }
 
 func (m *marked) count(t time.Time) (int, bool) {

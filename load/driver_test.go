@@ -507,6 +507,33 @@ func TestMarkedWindow(t *testing.T) {
 	assert.Nil(t, s)
 }
 
+// A run interrupted right after its second mark, the way the runner ends
+// its drivers once it has read the window, measured the marked window:
+// the mark sent before the interruption is the run's, however late the
+// goroutine taking the marks runs. Many runs, each with its mark still in
+// the channel when the run ends.
+func TestMarkedThenInterrupted(t *testing.T) {
+	addr, _ := startServer(t, "mutex")
+	for i := range 40 {
+		cfg := quick(addr, "counter")
+		cfg.Warmup, cfg.Duration = 0, 30*time.Second
+		marks := make(chan time.Time, 2)
+		cfg.Marks = marks
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			marks <- time.Now()
+			time.Sleep(30 * time.Millisecond)
+			marks <- time.Now()
+			cancel()
+		}()
+		s, err := load.Run(ctx, cfg)
+		cancel()
+		require.NoError(t, err, "run %d", i)
+		assert.InDelta(t, 0.03, s.DurationS, 0.02, "run %d", i)
+	}
+}
+
 // A marked window is the closed model's, without a timeline.
 func TestMarkedWindowRefused(t *testing.T) {
 	for _, tw := range []func(*load.Config){

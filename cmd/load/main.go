@@ -31,9 +31,7 @@ var errUnexpected = errors.New("unexpected answers")
 
 func main() {
 	setGC(os.LookupEnv)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(0)
@@ -62,25 +60,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ctx, ch, stop := signals(ctx, marks)
+	defer stop()
 	if marks {
-		// SIGUSR1 marks the window's two ends (-window-signal); caught
-		// from here on, before the run connects.
-		sig := make(chan os.Signal, 2)
-		signal.Notify(sig, syscall.SIGUSR1)
-		defer signal.Stop(sig)
-		ch := make(chan time.Time, 2)
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			for range 2 {
-				select {
-				case <-done:
-					return
-				case <-sig:
-					ch <- time.Now()
-				}
-			}
-		}()
 		cfg.Marks = ch
 	}
 	sum, err := load.Run(ctx, cfg)
@@ -107,6 +89,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %d calls (by code %v)", errUnexpected, sum.UnexpectedErrors, sum.ByCode)
 	}
 	return nil
+}
+
+// signals interrupts the run on SIGINT or SIGTERM (the returned context
+// ends) and, with -window-signal (marks), sends a mark on the returned
+// channel at each of the first two SIGUSR1s, caught from here on, before
+// the run connects. One goroutine takes them all in the order they came:
+// the runner that marks a window ends the driver right after its second
+// mark, and the mark must reach the run before the interruption does.
+func signals(parent context.Context, marks bool) (context.Context, <-chan time.Time, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sig := make(chan os.Signal, 4)
+	wanted := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if marks {
+		wanted = append(wanted, syscall.SIGUSR1)
+	}
+	signal.Notify(sig, wanted...)
+	ch := make(chan time.Time, 2)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sig:
+				if s != syscall.SIGUSR1 {
+					cancel(fmt.Errorf("%v signal received", s))
+					continue
+				}
+				if n < 2 {
+					n++
+					ch <- time.Now()
+				}
+			}
+		}
+	}()
+	return ctx, ch, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // parseFlags reads the command line into a validated load.Config and the

@@ -154,6 +154,35 @@ func TestWindowSignal(t *testing.T) {
 	assert.Positive(t, s.Calls)
 }
 
+// -window-signal, ended by SIGTERM right after the second SIGUSR1, as the
+// runner ends its drivers: the second mark is the run's before the
+// interruption is, every time, and the run succeeds.
+func TestWindowSignalThenTerm(t *testing.T) {
+	addr := startServer(t)
+	for i := range 15 {
+		out := filepath.Join(t.TempDir(), "s.json")
+		done := make(chan error, 1)
+		go func() {
+			done <- run(t.Context(), []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "30s", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+		time.Sleep(300 * time.Millisecond) // run catches its signals from its first line
+		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+		time.Sleep(50 * time.Millisecond)
+		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run %d: SIGTERM did not stop the run", i)
+		}
+		require.NoError(t, err, "run %d", i)
+		s, err := summary.Read(out)
+		require.NoError(t, err)
+		assert.InDelta(t, 0.05, s.DurationS, 0.04, "run %d", i)
+	}
+}
+
 // -window-signal, interrupted once both marks came (the runner ends its
 // drivers so once it has read the window): the run stops at once, its
 // summary covers the marked window, and it succeeds; interrupted between

@@ -280,8 +280,11 @@ func DuetPlanDuration(cfg Config, specs []plan.Spec) time.Duration {
 }
 
 // markedSlack is how much longer than the window and its tail a Go
-// driver, which endMarked ends, may run on its own.
-const markedSlack = 5 * time.Second
+// driver, which endMarked ends, may run on its own: only a backstop for a
+// runner gone, long enough that a runner slow to read its servers (a
+// loaded machine, a race-enabled test) still marks the window's end
+// inside the run.
+const markedSlack = 30 * time.Second
 
 // duetTail is how long every driver runs past the window's end, so that
 // none is winding down inside it: h2load runs it out, the Go driver is
