@@ -166,6 +166,7 @@ func TestWindowSignalThenTerm(t *testing.T) {
 			done <- run(t.Context(), []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "30s", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
 		}()
 		time.Sleep(300 * time.Millisecond) // run catches its signals from its first line
+		first := time.Now()
 		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
 		time.Sleep(50 * time.Millisecond)
 		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
@@ -179,7 +180,8 @@ func TestWindowSignalThenTerm(t *testing.T) {
 		require.NoError(t, err, "run %d", i)
 		s, err := summary.Read(out)
 		require.NoError(t, err)
-		assert.InDelta(t, 0.05, s.DurationS, 0.04, "run %d", i)
+		assert.Positive(t, s.DurationS, "run %d", i)
+		assert.Less(t, s.DurationS, time.Since(first).Seconds(), "run %d: the window lies between the marks", i)
 	}
 }
 
