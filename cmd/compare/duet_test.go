@@ -161,7 +161,7 @@ func TestDuetTurnsEndToEnd(t *testing.T) {
 }
 
 // TestDuetFlagsExitTwo: a bad -measure, quota share, known spin, CPU
-// sharing, turn, scheduling, round length or precision stops the runner with a
+// sharing, turn, scheduling, slice, round length or precision stops the runner with a
 // message and exit status 2, before anything runs; the control is a good
 // line, which parses.
 func TestDuetFlagsExitTwo(t *testing.T) {
@@ -177,6 +177,8 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-known", "-1us"}, "-known"},
 		{[]string{"-duet-cpu", "shares"}, "-duet-cpu"},
 		{[]string{"-duet-sched", "fifo"}, "-duet-sched"},
+		{[]string{"-duet-slice", "50us"}, "-duet-slice"},
+		{[]string{"-duet-slice", "1s"}, "-duet-slice"},
 		{[]string{"-duration", "100ms"}, "-duration"},
 		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},

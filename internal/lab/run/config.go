@@ -90,13 +90,14 @@ type Options struct {
 	AA                bool
 	TimeBudget        time.Duration
 	// Measure and the duet's settings (-measure, -known, -server-share,
-	// -duet-cpu, -duet-sched, -duet-metrics: comma-separated, "" the
+	// -duet-cpu, -duet-sched, -duet-slice, -duet-metrics: comma-separated, "" the
 	// default ones).
 	Measure     string
 	Known       time.Duration
 	ServerShare float64
 	DuetCPU     string
 	DuetSched   string
+	DuetSlice   time.Duration
 	DuetTurn    time.Duration
 	DuetMetrics string
 	// DriverWindows is, side by side, a round's window for the groups
@@ -363,7 +364,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Fallback: o.DuetCPU == "", Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Fallback: o.DuetCPU == "", Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Slice: o.DuetSlice, Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)
@@ -380,6 +381,8 @@ func duetOf(o Options) (string, Duet, error) {
 		return "", Duet{}, fmt.Errorf("-duet-cpu %q: want %s", o.DuetCPU, strings.Join(DuetCPUs, ", "))
 	case !slices.Contains(DuetScheds, d.Sched):
 		return "", Duet{}, fmt.Errorf("-duet-sched %q: want %s", o.DuetSched, strings.Join(DuetScheds, ", "))
+	case d.Slice != 0 && (d.Slice < MinSlice || d.Slice > MaxSlice):
+		return "", Duet{}, fmt.Errorf("-duet-slice %v: want 0 (the kernel's own) or %v to %v", o.DuetSlice, MinSlice, MaxSlice)
 	case d.Turn < MinTurn || d.Turn > MaxTurn:
 		return "", Duet{}, fmt.Errorf("-duet-turn %v: want %v to %v", o.DuetTurn, MinTurn, MaxTurn)
 	case o.DuetTurn != 0 && d.CPU != CPUTurns:

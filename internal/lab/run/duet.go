@@ -76,6 +76,9 @@ type Duet struct {
 	Windows map[string]time.Duration
 	// Sched is how the servers' threads are scheduled: one of DuetScheds.
 	Sched string
+	// Slice is the servers' threads' scheduler slice (setSlice); 0 is
+	// the kernel's own.
+	Slice time.Duration
 	// Turn is an arm's turn on the server CPUs under CPUTurns.
 	Turn time.Duration
 }
@@ -532,6 +535,7 @@ type duetMeta struct {
 	Seed     int                      `json:"seed"`
 	CPU      string                   `json:"cpu"`
 	Sched    string                   `json:"sched,omitempty"`
+	Slice    time.Duration            `json:"slice,omitempty"`
 	MaxForgn float64                  `json:"max_foreign"`
 	// Runtimes are the server binaries of a plan that builds each design
 	// with several Go releases, each with its `go version -m`.
@@ -546,7 +550,7 @@ func (r *duetRunner) options() duet.Options {
 
 func (r *duetRunner) writeMeta(started time.Time) error {
 	m := duetMeta{Command: r.cfg.Command, Commit: r.commit, Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
-		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, Sched: r.cfg.Duet.Sched, MaxForgn: r.cfg.Gate.MaxForeign}
+		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, Sched: r.cfg.Duet.Sched, Slice: r.cfg.Duet.Slice, MaxForgn: r.cfg.Gate.MaxForeign}
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
 		if w := r.cfg.windowOf(g); w != r.cfg.Duration {
@@ -581,6 +585,9 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	}
 	if r.cfg.Duet.Sched == SchedBatch {
 		m.Setup = append(m.Setup, "the servers' threads (and their databases') scheduled SCHED_BATCH: a server woken by a call does not preempt another arm's on the CPU")
+	}
+	if r.cfg.Duet.Slice > 0 {
+		m.Setup = append(m.Setup, fmt.Sprintf("the servers' threads (and their databases') each given a scheduler slice of %v (the kernel's own is about a millisecond): the kernel switches among the arms' servers less often", r.cfg.Duet.Slice))
 	}
 	if r.db != nil {
 		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
@@ -899,6 +906,11 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	if err := sleepCtx(ctx, warm); err != nil {
 		return rd, err
 	}
+	for _, a := range arms { // the threads started since the server did
+		if err := r.slice(a); err != nil {
+			return rd, fmt.Errorf("%s: %w", a.arm.Name, err)
+		}
+	}
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return rd, err
@@ -1087,6 +1099,15 @@ func duetForeign(u cpuset.Usage, lab, runner float64) float64 {
 	return max(0, busy-lab-runner) / u.Total()
 }
 
+// slice gives an arm's server and its children the plan's scheduler
+// slice, if it has one (-duet-slice).
+func (r *duetRunner) slice(a *duetArm) error {
+	if r.cfg.Duet.Slice == 0 || a.srv == nil {
+		return nil
+	}
+	return setSlice(append([]int{a.srv.pid()}, descendants(a.srv.pid())...), r.cfg.Duet.Slice, r.cfg.Duet.Sched)
+}
+
 // startArm starts one arm's server, puts it and its children in the arm's
 // CPU group, and resets its state.
 func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir string) error {
@@ -1113,6 +1134,9 @@ func (r *duetRunner) startArm(ctx context.Context, g duetGroup, a *duetArm, dir 
 				return err
 			}
 		}
+	}
+	if err := r.slice(a); err != nil {
+		return fmt.Errorf("%s: %w", a.arm.Name, err)
 	}
 	if a.conn, err = grpc.NewClient(a.srv.address(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
 		return err
