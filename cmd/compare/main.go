@@ -89,6 +89,8 @@ func (c command) run(ctx context.Context, out, warn io.Writer) error {
 		return render.Rerender(c.rerender, out)
 	case c.diff != "":
 		return repro.Diff(c.diff, out)
+	case c.pack != "" && run.IsDuetDir(c.pack):
+		return run.PackDuet(c.pack, out)
 	case c.pack != "":
 		return pack.Pack(c.pack, out)
 	case c.study != nil:

@@ -344,10 +344,10 @@ func serverCatalog() plan.Catalog {
 // earlierRun is what a study's folder keeps of a run, by name: its runs/,
 // packed or not (every volume of the archive, and the logs.tar.gz of an
 // older layout), and its records, isolated (meta.json) or side by side
-// (duet.json, rounds.jsonl). The runner rewrites the rest: the report and
+// (duet.json, rounds.jsonl, packed or not). The runner rewrites the rest: the report and
 // its figures.
 func earlierRun(dir string) ([]string, error) {
-	names := []string{record.RunsDir, "logs.tar.gz", record.MetaFile, run.DuetMetaFile, run.DuetRoundsFile}
+	names := []string{record.RunsDir, "logs.tar.gz", record.MetaFile, run.DuetMetaFile, run.DuetRoundsFile, run.DuetRoundsPacked}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return names, nil

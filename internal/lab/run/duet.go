@@ -2,11 +2,13 @@ package run
 
 import (
 	"cmp"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -40,7 +42,36 @@ import (
 const (
 	DuetMetaFile   = "duet.json"
 	DuetRoundsFile = "rounds.jsonl"
+	// DuetRoundsPacked is DuetRoundsFile gzipped, as a study folder kept
+	// for readers holds it (make pack-results); the report reads either.
+	DuetRoundsPacked = DuetRoundsFile + ".gz"
 )
+
+// ReadDuetRounds reads a side-by-side folder's rounds: DuetRoundsFile,
+// or where the folder was packed, DuetRoundsPacked.
+func ReadDuetRounds(dir string) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, DuetRoundsFile))
+	if !errors.Is(err, fs.ErrNotExist) {
+		return raw, err
+	}
+	f, perr := os.Open(filepath.Join(dir, DuetRoundsPacked))
+	if errors.Is(perr, fs.ErrNotExist) {
+		return nil, err // the plain file's error: neither is there
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	raw, err = io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return raw, zr.Close()
+}
 
 // Measures are the ways the runner can measure, the default first.
 var Measures = []string{MeasureDuet, MeasureIsolated}
@@ -1280,7 +1311,7 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, DuetMetaFile), err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, DuetRoundsFile))
+	raw, err := ReadDuetRounds(dir)
 	if err != nil {
 		return err
 	}
