@@ -59,9 +59,9 @@ var Exceptions = []Exception{
 		Why:     "a study's raw runs — every run's record, logs and profiles' figures, hundreds of files — packed into one archive (make pack-results), in volumes of at most 1 MB where it is larger (runs.tar.gz, runs.2.tar.gz, …), which -rerender reads as they are",
 	},
 	{
-		Pattern: "docs/results/**/rounds.jsonl",
+		Pattern: "docs/results/**/rounds.jsonl*",
 		Max:     1 << 20,
-		Why:     "a side-by-side study's record: every round's figures for every arm of every group (the bank over a database: ten arms in six groups, each group up to 60 rounds, about 2.4 KB a round of ten arms), which its report is rendered from",
+		Why:     "a side-by-side study's record: every round's figures for every arm of every group (the bank over a database: ten arms in six groups, each group up to 60 rounds, about 2.4 KB a round of ten arms), which its report is rendered from, gzipped once the study is finished (make pack-results, about a seventh of its size)",
 	},
 	{
 		Pattern: "docs/results/**/capacity.json",

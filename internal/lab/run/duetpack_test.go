@@ -11,15 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// copyDuet copies a side-by-side results folder's records into a new one.
+// copyDuet copies a side-by-side results folder's records into a new one,
+// its rounds plain.
 func copyDuet(t *testing.T, from string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{DuetMetaFile, DuetRoundsFile} {
-		b, err := os.ReadFile(filepath.Join(from, f))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
+	meta, err := os.ReadFile(filepath.Join(from, DuetMetaFile))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, DuetMetaFile), meta, 0o644))
+	rounds, err := ReadDuetRounds(from) // the committed folder's, packed
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, DuetRoundsFile), rounds, 0o644))
 	return dir
 }
 
