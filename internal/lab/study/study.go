@@ -143,6 +143,15 @@ var Studies = []Study{
 		},
 		Desc: "a side-by-side round's window for each driver, for the same time: 1-s, 2-s and 4-s rounds under h2load, and 1-s, 2-s and 3-s rounds under the Go driver on the counter and the bank",
 	},
+	// noise-100 asks whose noise the 100-caller groups carry, the
+	// noisiest of the default plan: the Go driver's and h2load's groups at
+	// 100 callers on the counter, each with the same 2-s window, in the
+	// same rounds of the same hour.
+	{
+		Name: "noise-100", Engine: Runner, Out: "noise-100", Budget: 6 * time.Minute,
+		Plans: []Plan{{Args: "-measure duet -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -reps 30 -precision 0 -duration 2s"}},
+		Desc:  "whose noise the 100-caller groups carry: the Go driver and h2load at 100 callers on the counter, each with a 2-s window, in the same rounds",
+	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
 	// the counter's two questions isolated in the same run, as the
