@@ -152,6 +152,20 @@ var Studies = []Study{
 		Plans: []Plan{{Args: "-measure duet -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -reps 30 -precision 0 -duration 2s"}},
 		Desc:  "whose noise the 100-caller groups carry: the Go driver and h2load at 100 callers on the counter, each with a 2-s window, in the same rounds",
 	},
+	// slice measures the servers' scheduler slice side by side
+	// (-duet-slice): the default plan with the kernel's own slice and with
+	// every server's threads given 12 ms, twice each in alternation, so
+	// that the hour's drift falls on both alike.
+	{
+		Name: "slice", Engine: Runner, Out: "slice", Budget: 15 * time.Minute,
+		Plans: []Plan{
+			{Sub: "kernel-1", Args: "-reps 12 -precision 0"},
+			{Sub: "12ms-1", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
+			{Sub: "kernel-2", Args: "-reps 12 -precision 0"},
+			{Sub: "12ms-2", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
+		},
+		Desc: "the servers' scheduler slice side by side: the default plan's five groups with the kernel's own slice and with every server's threads given 12 ms, 12 rounds each, twice in alternation",
+	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
 	// the counter's two questions isolated in the same run, as the
