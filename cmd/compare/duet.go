@@ -64,7 +64,7 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 	fs.DurationVar(&o.DuetTurn, "duet-turn", 0, "duet with -duet-cpu turns: how long each arm holds the server CPUs before the next takes them ("+run.MinTurn.String()+" to "+run.MaxTurn.String()+"; default "+run.DefaultTurn.String()+")")
 	fs.StringVar(&o.DuetSched, "duet-sched", run.DuetScheds[0], "duet: how the servers' threads are scheduled: "+strings.Join(run.DuetScheds, ", ")+
 		" (batch: SCHED_BATCH, a server woken by a call does not preempt another arm's on the CPU; normal: the kernel's default, a waking thread may)")
-	fs.DurationVar(&o.DuetSlice, "duet-slice", 0, "duet: each server thread's scheduler slice, the same for every arm ("+run.MinSlice.String()+" to "+run.MaxSlice.String()+"; 0: the kernel's own, about a millisecond; a custom slice needs Linux 6.12 or later): a longer one switches among the arms' servers less often")
+	fs.Var(sliceFlag{&o.DuetSlice}, "duet-slice", "duet: each server thread's scheduler slice, the same for every arm ("+run.MinSlice.String()+" to "+run.MaxSlice.String()+", or kernel: the kernel's own, about a millisecond; default "+run.DefaultSlice.String()+" where the kernel keeps a custom slice, Linux 6.12 or later, and the kernel's own where it does not; given, a slice the kernel does not keep is refused): a longer one switches among the arms' servers less often")
 	fs.StringVar(&o.DuetMetrics, "duet-metrics", "", "duet: the metrics every comparison is judged on, of "+strings.Join(duet.MetricNames(), ", ")+
 		" (default "+strings.Join(duet.DefaultMetricNames(), ",")+"); p99 is the callers' tail over each round's window")
 	return func(given map[string]bool) error {
@@ -107,4 +107,34 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		return nil
 	}
+}
+
+// sliceFlag is -duet-slice: a duration, or kernel (or 0) for the
+// kernel's own slice (run.SliceKernel); not given, run.DefaultSlice.
+type sliceFlag struct{ d *time.Duration }
+
+func (f sliceFlag) String() string {
+	switch {
+	case f.d == nil || *f.d == 0:
+		return ""
+	case *f.d == run.SliceKernel:
+		return "kernel"
+	}
+	return f.d.String()
+}
+
+func (f sliceFlag) Set(v string) error {
+	if v == "kernel" {
+		*f.d = run.SliceKernel
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want a duration or kernel")
+	}
+	if d == 0 {
+		d = run.SliceKernel
+	}
+	*f.d = d
+	return nil
 }

@@ -179,6 +179,8 @@ func TestDuetFlagsExitTwo(t *testing.T) {
 		{[]string{"-duet-sched", "fifo"}, "-duet-sched"},
 		{[]string{"-duet-slice", "50us"}, "-duet-slice"},
 		{[]string{"-duet-slice", "1s"}, "-duet-slice"},
+		{[]string{"-duet-slice", "long"}, "-duet-slice"},
+		{[]string{"-duet-slice", "-1ms"}, "-duet-slice"},
 		{[]string{"-duration", "100ms"}, "-duration"},
 		{[]string{"-measure", "isolated", "-duration", "500ms"}, "-duration"},
 		{[]string{"-precision", "80%"}, "-precision"},

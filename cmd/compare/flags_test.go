@@ -48,6 +48,25 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, run.CPUWeight, cmd.cfg.Duet.CPU)
 	assert.False(t, cmd.cfg.Duet.Fallback, "the control: weights asked for")
+	// The servers' slice: 12 ms by default, giving way to the kernel's
+	// own where the kernel keeps none; a slice given is kept to, and
+	// kernel (or 0) is the kernel's own.
+	for _, tt := range []struct {
+		args     []string
+		want     time.Duration
+		fallback bool
+	}{
+		{nil, run.DefaultSlice, true},
+		{[]string{"-duet-slice", "12ms"}, 12 * time.Millisecond, false},
+		{[]string{"-duet-slice", "3ms"}, 3 * time.Millisecond, false},
+		{[]string{"-duet-slice", "kernel"}, 0, false},
+		{[]string{"-duet-slice", "0"}, 0, false},
+	} {
+		cmd, err = parseFlags(tt.args, io.Discard)
+		require.NoError(t, err, tt.args)
+		assert.Equal(t, tt.want, cmd.cfg.Duet.Slice, tt.args)
+		assert.Equal(t, tt.fallback, cmd.cfg.Duet.SliceFallback, tt.args)
+	}
 	// The rounds' budget is what the job's start leaves of its whole
 	// budget, at most the rounds' own and at least a second; a budget
 	// given is kept to.

@@ -97,6 +97,8 @@ type Options struct {
 	ServerShare float64
 	DuetCPU     string
 	DuetSched   string
+	// DuetSlice 0 is DefaultSlice where the kernel keeps one, the
+	// kernel's own where it does not; SliceKernel the kernel's own.
 	DuetSlice   time.Duration
 	DuetTurn    time.Duration
 	DuetMetrics string
@@ -365,6 +367,12 @@ func duetOf(o Options) (string, Duet, error) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
 	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Fallback: o.DuetCPU == "", Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Slice: o.DuetSlice, Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
+	switch o.DuetSlice {
+	case 0:
+		d.Slice, d.SliceFallback = DefaultSlice, true
+	case SliceKernel:
+		d.Slice = 0
+	}
 	if o.DuetMetrics != "" {
 		for _, n := range strings.Split(o.DuetMetrics, ",") {
 			n = strings.TrimSpace(n)
@@ -382,7 +390,7 @@ func duetOf(o Options) (string, Duet, error) {
 	case !slices.Contains(DuetScheds, d.Sched):
 		return "", Duet{}, fmt.Errorf("-duet-sched %q: want %s", o.DuetSched, strings.Join(DuetScheds, ", "))
 	case d.Slice != 0 && (d.Slice < MinSlice || d.Slice > MaxSlice):
-		return "", Duet{}, fmt.Errorf("-duet-slice %v: want 0 (the kernel's own) or %v to %v", o.DuetSlice, MinSlice, MaxSlice)
+		return "", Duet{}, fmt.Errorf("-duet-slice %v: want kernel (the kernel's own) or %v to %v", o.DuetSlice, MinSlice, MaxSlice)
 	case d.Turn < MinTurn || d.Turn > MaxTurn:
 		return "", Duet{}, fmt.Errorf("-duet-turn %v: want %v to %v", o.DuetTurn, MinTurn, MaxTurn)
 	case o.DuetTurn != 0 && d.CPU != CPUTurns:

@@ -110,6 +110,10 @@ type Duet struct {
 	// Slice is the servers' threads' scheduler slice (setSlice); 0 is
 	// the kernel's own.
 	Slice time.Duration
+	// SliceFallback lets Slice give way to the kernel's own on a kernel
+	// that keeps no custom slice (resolveSlice): set where -duet-slice
+	// was not given.
+	SliceFallback bool
 	// Turn is an arm's turn on the server CPUs under CPUTurns.
 	Turn time.Duration
 }
@@ -427,6 +431,9 @@ type duetRunner struct {
 	rounds []duet.Round
 	file   *os.File // rounds.jsonl
 	out    io.Writer
+	// sliceNote says, for the setup, that the default slice gave way to
+	// the kernel's own (resolveSlice).
+	sliceNote string
 	// commit is the work tree's commit when the runner started (with
 	// "+dirty" if its code had changed): what ran, whatever is edited
 	// while the rounds run.
@@ -453,6 +460,9 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		return errors.New("nothing to run: no mode serves these workloads under these factors")
 	}
 	r := &duetRunner{cfg: cfg, groups: groups, out: out}
+	if r.cfg.Duet, r.sliceNote, err = resolveSlice(cfg.Duet, sliceKept); err != nil {
+		return err
+	}
 	if cfg.Duet.CPU != CPUNone {
 		if r.ctl, err = cgroup.Open("/sys/fs/cgroup"); err != nil {
 			return err
@@ -619,6 +629,9 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	}
 	if r.cfg.Duet.Slice > 0 {
 		m.Setup = append(m.Setup, fmt.Sprintf("the servers' threads (and their databases') each given a scheduler slice of %v (the kernel's own is about a millisecond): the kernel switches among the arms' servers less often", r.cfg.Duet.Slice))
+	}
+	if r.sliceNote != "" {
+		m.Setup = append(m.Setup, r.sliceNote)
 	}
 	if r.db != nil {
 		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))

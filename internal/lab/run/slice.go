@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -24,10 +25,73 @@ import (
 const (
 	MinSlice = 100 * time.Microsecond // the kernel's bounds on a custom slice
 	MaxSlice = 100 * time.Millisecond
+	// DefaultSlice is every server thread's slice unless -duet-slice
+	// says otherwise, on a kernel that keeps one (sliceKept); on one
+	// that does not, the runner goes on with the kernel's own and says
+	// so in the report's setup.
+	DefaultSlice = 12 * time.Millisecond
+	// SliceKernel, as Options.DuetSlice (-duet-slice kernel or 0), asks
+	// for the kernel's own slice.
+	SliceKernel time.Duration = -1
 )
 
 // ErrNoSlice: the kernel kept its own slice where a custom one was asked.
 var ErrNoSlice = fmt.Errorf("this kernel takes no custom scheduler slice (EEVDF's, Linux 6.12 or later)")
+
+// sliceKept says whether this kernel keeps the custom slice d: it gives
+// d to a thread of the runner's own, reads it back, and lets the thread
+// go (a goroutine that ends locked to its thread ends the thread), so
+// that no other goroutine ever runs with d.
+func sliceKept(d time.Duration) (bool, error) {
+	type result struct {
+		kept bool
+		err  error
+	}
+	c := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Runtime: uint64(d)}
+		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+			c <- result{err: err}
+			return
+		}
+		got, err := unix.SchedGetAttr(0, 0)
+		if err != nil {
+			c <- result{err: err}
+			return
+		}
+		c <- result{kept: time.Duration(got.Runtime) == d}
+	}()
+	r := <-c
+	return r.kept, r.err
+}
+
+// resolveSlice checks, before the first round, that the kernel keeps
+// the duet's slice, with kept (sliceKept). Where it does not, a slice
+// that was asked for (-duet-slice given) is refused with ErrNoSlice; the
+// default one gives way to the kernel's own, and note says so for the
+// report's setup.
+func resolveSlice(d Duet, kept func(time.Duration) (bool, error)) (_ Duet, note string, _ error) {
+	if d.Slice == 0 {
+		return d, "", nil
+	}
+	ok, err := kept(d.Slice)
+	switch {
+	case err != nil && !d.SliceFallback:
+		return d, "", fmt.Errorf("-duet-slice %v: %w", d.Slice, err)
+	case ok:
+		return d, "", nil
+	case !d.SliceFallback:
+		return d, "", fmt.Errorf("-duet-slice %v: %w", d.Slice, ErrNoSlice)
+	}
+	why := "it kept its own"
+	if err != nil {
+		why = err.Error()
+	}
+	note = fmt.Sprintf("the servers' threads keep the kernel's own scheduler slice: this kernel took no custom one (%v asked for by default; %s), which needs EEVDF's, Linux 6.12 or later; the arms' servers are switched about every millisecond", d.Slice, why)
+	d.Slice = 0
+	return d, note, nil
+}
 
 // setSlice gives every thread of the processes pids the scheduler slice
 // d under the policy sched (DuetScheds), and checks the kernel kept it.

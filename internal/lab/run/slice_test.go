@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -55,4 +56,55 @@ func TestSetSlice(t *testing.T) {
 	}
 	other := start()
 	assert.NotEqual(t, want, slice(other.Process.Pid), "the control: a process not given the slice")
+}
+
+// TestSliceKept: this kernel keeps a custom slice within its bounds, and
+// the probe says so; the control, a slice under the kernel's least,
+// which the kernel rounds up, is not kept. The probe's thread ends with
+// it: the test's own thread keeps the kernel's slice.
+func TestSliceKept(t *testing.T) {
+	kept, err := sliceKept(DefaultSlice)
+	require.NoError(t, err)
+	assert.True(t, kept, "a kernel older than 6.12 keeps no custom slice; this lab's CI runs on a newer one")
+	kept, err = sliceKept(MinSlice / 2)
+	require.NoError(t, err)
+	assert.False(t, kept, "the control: a slice the kernel rounds up to its least")
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	a, err := unix.SchedGetAttr(0, 0)
+	require.NoError(t, err)
+	assert.NotEqual(t, DefaultSlice, time.Duration(a.Runtime), "the probe's slice stayed on its own thread")
+}
+
+// TestResolveSlice: a slice the kernel does not keep gives way to the
+// kernel's own where it was the default, and says so; asked for, it is
+// refused; the control, a kernel that keeps it, keeps it.
+func TestResolveSlice(t *testing.T) {
+	keeps := func(time.Duration) (bool, error) { return true, nil }
+	keepsNone := func(time.Duration) (bool, error) { return false, nil }
+	fails := func(time.Duration) (bool, error) { return false, unix.EPERM }
+	asked := Duet{Slice: 12 * time.Millisecond}
+	dflt := Duet{Slice: DefaultSlice, SliceFallback: true}
+
+	d, note, err := resolveSlice(dflt, keeps)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultSlice, d.Slice, "the control: the kernel keeps it")
+	assert.Empty(t, note)
+
+	for _, kept := range []func(time.Duration) (bool, error){keepsNone, fails} {
+		d, note, err = resolveSlice(dflt, kept)
+		require.NoError(t, err)
+		assert.Zero(t, d.Slice, "the default gives way to the kernel's own")
+		assert.Contains(t, note, "kernel's own scheduler slice")
+		_, _, err = resolveSlice(asked, kept)
+		require.Error(t, err, "a slice asked for is refused")
+		assert.Contains(t, err.Error(), "-duet-slice 12ms")
+	}
+	_, _, err = resolveSlice(asked, keepsNone)
+	assert.ErrorIs(t, err, ErrNoSlice)
+
+	d, note, err = resolveSlice(Duet{}, keepsNone)
+	require.NoError(t, err)
+	assert.Zero(t, d.Slice, "the kernel's own asked for: nothing to probe")
+	assert.Empty(t, note)
 }

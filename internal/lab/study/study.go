@@ -159,12 +159,27 @@ var Studies = []Study{
 	{
 		Name: "slice", Engine: Runner, Out: "slice", Budget: 15 * time.Minute,
 		Plans: []Plan{
-			{Sub: "kernel-1", Args: "-reps 12 -precision 0"},
+			{Sub: "kernel-1", Args: "-reps 12 -precision 0 -duet-slice kernel"},
 			{Sub: "12ms-1", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
-			{Sub: "kernel-2", Args: "-reps 12 -precision 0"},
+			{Sub: "kernel-2", Args: "-reps 12 -precision 0 -duet-slice kernel"},
 			{Sub: "12ms-2", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
 		},
 		Desc: "the servers' scheduler slice side by side: the default plan's five groups with the kernel's own slice and with every server's threads given 12 ms, 12 rounds each, twice in alternation",
+	},
+	// slice-length asks how long the servers' slice should be: the
+	// default plan with slices from 3 ms to 24 ms and the kernel's own,
+	// one run each, in an order that puts neither end of the scale first
+	// or last.
+	{
+		Name: "slice-length", Engine: Runner, Out: "slice-length", Budget: 19 * time.Minute,
+		Plans: []Plan{
+			{Sub: "6ms", Args: "-reps 12 -precision 0 -duet-slice 6ms"},
+			{Sub: "24ms", Args: "-reps 12 -precision 0 -duet-slice 24ms"},
+			{Sub: "kernel", Args: "-reps 12 -precision 0 -duet-slice kernel"},
+			{Sub: "3ms", Args: "-reps 12 -precision 0 -duet-slice 3ms"},
+			{Sub: "12ms", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
+		},
+		Desc: "how long the servers' scheduler slice should be: the default plan's five groups with slices of 3, 6, 12 and 24 ms and the kernel's own, 12 rounds each",
 	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
