@@ -71,6 +71,10 @@ const (
 	windowGo     = "-measure duet -workloads counter,bank-A -driver go -vus 10,100"
 )
 
+// sliceDB is the slice-db study's plan: bank-db's arms at one pool and
+// one caller count, 4-s rounds as bank-db's.
+const sliceDB = "-measure duet -workloads bank-A -driver go -backend mysql -db-pool 9 -vus 10 -modes all -duet-metrics calls/s,CPU/call,p99 -duration 4s -reps 8 -precision 0"
+
 // knownAnswer is the known-answer study's plan: the baseline, its twin and
 // the baseline with a known spin, side by side, the Go driver at 10
 // callers and h2load at 100, for a fixed 20 rounds.
@@ -180,6 +184,21 @@ var Studies = []Study{
 			{Sub: "12ms", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
 		},
 		Desc: "how long the servers' scheduler slice should be: the default plan's five groups with slices of 3, 6, 12 and 24 ms and the kernel's own, 12 rounds each",
+	},
+	// slice-db asks what the servers' slice does over a database, where
+	// ten arms each run a server and a private MariaDB on the one server
+	// CPU and a call costs hundreds of microseconds: the bank at a pool
+	// of 9 and 10 callers with every design, the kernel's own slice and
+	// 12 ms, twice each in alternation.
+	{
+		Name: "slice-db", Engine: Runner, Out: "slice-db", Budget: 12 * time.Minute,
+		Plans: []Plan{
+			{Sub: "kernel-1", Args: sliceDB + " -duet-slice kernel"},
+			{Sub: "12ms-1", Args: sliceDB + " -duet-slice 12ms"},
+			{Sub: "kernel-2", Args: sliceDB + " -duet-slice kernel"},
+			{Sub: "12ms-2", Args: sliceDB + " -duet-slice 12ms"},
+		},
+		Desc: "the servers' scheduler slice over a database: the bank in MariaDB at a pool of 9 and 10 callers, every design, with the kernel's own slice and with 12 ms, 8 rounds each, twice in alternation",
 	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
