@@ -460,7 +460,8 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		return errors.New("nothing to run: no mode serves these workloads under these factors")
 	}
 	r := &duetRunner{cfg: cfg, groups: groups, out: out}
-	if r.cfg.Duet, r.sliceNote, err = resolveSlice(cfg.Duet, sliceKept); err != nil {
+	overDB := slices.ContainsFunc(specs, func(s plan.Spec) bool { return plan.OverDatabase(s.Factors.Get(plan.Backend)) })
+	if r.cfg.Duet, r.sliceNote, err = resolveSlice(cfg.Duet, overDB, sliceKept); err != nil {
 		return err
 	}
 	if cfg.Duet.CPU != CPUNone {
@@ -480,7 +481,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 		return err
 	}
 	defer release()
-	if slices.ContainsFunc(specs, func(s plan.Spec) bool { return plan.OverDatabase(s.Factors.Get(plan.Backend)) }) {
+	if overDB {
 		if r.db, err = newDBFiles(ctx); err != nil {
 			return err
 		}

@@ -70,10 +70,18 @@ func sliceKept(d time.Duration) (bool, error) {
 // the duet's slice, with kept (sliceKept). Where it does not, a slice
 // that was asked for (-duet-slice given) is refused with ErrNoSlice; the
 // default one gives way to the kernel's own, and note says so for the
-// report's setup.
-func resolveSlice(d Duet, kept func(time.Duration) (bool, error)) (_ Duet, note string, _ error) {
+// report's setup. A plan over a database keeps the kernel's own unless
+// a slice is asked for: there every arm's server has a database whose
+// threads wait for each other's row locks, and a longer slice keeps a
+// waiter waiting for a holder switched out, which changed the designs'
+// answers (make study NAME=slice-db).
+func resolveSlice(d Duet, overDB bool, kept func(time.Duration) (bool, error)) (_ Duet, note string, _ error) {
 	if d.Slice == 0 {
 		return d, "", nil
+	}
+	if overDB && d.SliceFallback {
+		d.Slice = 0
+		return d, "the servers' threads keep the kernel's own scheduler slice, as every plan over a database does unless -duet-slice asks for one: there a longer slice keeps a transaction waiting for a row lock whose holder is switched out, and changed the designs' answers", nil
 	}
 	ok, err := kept(d.Slice)
 	switch {

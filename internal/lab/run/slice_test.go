@@ -87,7 +87,8 @@ func TestSliceKept(t *testing.T) {
 
 // TestResolveSlice: a slice the kernel does not keep gives way to the
 // kernel's own where it was the default, and says so; asked for, it is
-// refused; the control, a kernel that keeps it, keeps it.
+// refused; the control, a kernel that keeps it, keeps it. Over a
+// database the default is the kernel's own.
 func TestResolveSlice(t *testing.T) {
 	keeps := func(time.Duration) (bool, error) { return true, nil }
 	keepsNone := func(time.Duration) (bool, error) { return false, nil }
@@ -95,24 +96,39 @@ func TestResolveSlice(t *testing.T) {
 	asked := Duet{Slice: 12 * time.Millisecond}
 	dflt := Duet{Slice: DefaultSlice, SliceFallback: true}
 
-	d, note, err := resolveSlice(dflt, keeps)
+	d, note, err := resolveSlice(dflt, false, keeps)
 	require.NoError(t, err)
 	assert.Equal(t, DefaultSlice, d.Slice, "the control: the kernel keeps it")
 	assert.Empty(t, note)
 
 	for _, kept := range []func(time.Duration) (bool, error){keepsNone, fails} {
-		d, note, err = resolveSlice(dflt, kept)
+		d, note, err = resolveSlice(dflt, false, kept)
 		require.NoError(t, err)
 		assert.Zero(t, d.Slice, "the default gives way to the kernel's own")
 		assert.Contains(t, note, "kernel's own scheduler slice")
-		_, _, err = resolveSlice(asked, kept)
+		_, _, err = resolveSlice(asked, false, kept)
 		require.Error(t, err, "a slice asked for is refused")
 		assert.Contains(t, err.Error(), "-duet-slice 12ms")
 	}
-	_, _, err = resolveSlice(asked, keepsNone)
+	_, _, err = resolveSlice(asked, false, keepsNone)
 	assert.ErrorIs(t, err, ErrNoSlice)
 
-	d, note, err = resolveSlice(Duet{}, keepsNone)
+	// Over a database the default is the kernel's own, with no probe;
+	// a slice asked for is kept to.
+	probed := false
+	probe := func(time.Duration) (bool, error) { probed = true; return true, nil }
+	d, note, err = resolveSlice(dflt, true, probe)
+	require.NoError(t, err)
+	assert.Zero(t, d.Slice, "over a database, the kernel's own by default")
+	assert.Contains(t, note, "over a database")
+	assert.False(t, probed)
+	d, note, err = resolveSlice(asked, true, probe)
+	require.NoError(t, err)
+	assert.Equal(t, 12*time.Millisecond, d.Slice, "the control: a slice asked for over a database")
+	assert.Empty(t, note)
+	assert.True(t, probed)
+
+	d, note, err = resolveSlice(Duet{}, false, keepsNone)
 	require.NoError(t, err)
 	assert.Zero(t, d.Slice, "the kernel's own asked for: nothing to probe")
 	assert.Empty(t, note)
