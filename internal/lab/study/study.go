@@ -185,6 +185,19 @@ var Studies = []Study{
 		},
 		Desc: "how long the servers' scheduler slice should be: the default plan's five groups with slices of 3, 6, 12 and 24 ms and the kernel's own, 12 rounds each",
 	},
+	// slice-100 asks where the two modes part at 100 callers: the
+	// counter's inputQ against the mutex under h2load and the Go driver
+	// at 100, isolated and side by side with the kernel's slice and with
+	// 12 ms, in one hour.
+	{
+		Name: "slice-100", Engine: Runner, Out: "slice-100", Budget: 10 * time.Minute,
+		Plans: []Plan{
+			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ -reps 8"},
+			{Sub: "kernel", Args: "-measure duet -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ -reps 12 -precision 0 -duet-slice kernel"},
+			{Sub: "12ms", Args: "-measure duet -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ -reps 12 -precision 0 -duet-slice 12ms"},
+		},
+		Desc: "where isolated and side-by-side runs part at 100 callers: the counter's inputQ against the mutex under h2load and the Go driver, isolated and side by side with the kernel's slice and with 12 ms, in one hour",
+	},
 	// slice-db asks what the servers' slice does over a database, where
 	// ten arms each run a server and a private MariaDB on the one server
 	// CPU and a call costs hundreds of microseconds: the bank at a pool
