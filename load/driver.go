@@ -74,7 +74,7 @@ type Config struct {
 	// Marks, when set (closed model), marks the measured window from
 	// outside: it runs from the first time received on it to the second,
 	// so that the windows of drivers started one after another can all
-	// match one observer's (cmd/load -window-signal: SIGUSR1). Warmup plus
+	// match one observer's (cmd/load -window-stdin: lines on stdin). Warmup plus
 	// Duration then bound the whole run, which must take in both marks:
 	// the callers keep calling until the run's end, past the window.
 	Marks <-chan time.Time
@@ -259,6 +259,9 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 		<-watched // a mark sent before the run ended is the run's
 		from, to, ok := m.window()
 		if !ok {
+			if cause := context.Cause(ctx); cause != nil {
+				return nil, fmt.Errorf("%w: %d of its 2 marks came before the run ended (%w)", ErrUnmarked, m.n.Load(), cause)
+			}
 			return nil, fmt.Errorf("%w: %d of its 2 marks came in the run's %v", ErrUnmarked, m.n.Load(), cfg.Warmup+cfg.Duration)
 		}
 		w = window{from: from, to: to}

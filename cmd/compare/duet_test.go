@@ -21,19 +21,19 @@ import (
 	"github.com/locklab/locklab/internal/lab/run"
 )
 
+// duetTestWarmup is the side-by-side tests' warm-up: the Go driver takes
+// its first mark at the warm-up's end, and a driver not yet reading its
+// stdin then takes it late (its window starts after the servers'); on a
+// CI machine crowded by every package's tests a driver took longer than
+// 200 ms to start reading.
+const duetTestWarmup = "1s"
+
 // TestDuetEndToEnd runs a small side-by-side comparison for real: two
 // groups (the Go driver and h2load on the counter), each round four fresh
 // servers (mutex, its A/A twin, the known-answer arm, inputQ) in CPU groups
 // of their own, and checks what every round recorded, that the report says
 // what it measured, that -rerender rebuilds it from the rounds, and that
 // no CPU group is left behind.
-// duetTestWarmup is the side-by-side tests' warm-up: the Go driver takes
-// its first mark (SIGUSR1) at the warm-up's end, and a mark that comes
-// before the driver has asked for it is lost (the Go runtime catches and
-// drops it); on a CI machine crowded by every package's tests a driver
-// took longer than 200 ms to get there.
-const duetTestWarmup = "1s"
-
 func TestDuetEndToEnd(t *testing.T) {
 	server, k6, loadBin := binaries(t)
 	out := t.TempDir()

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -31,7 +32,7 @@ var errUnexpected = errors.New("unexpected answers")
 
 func main() {
 	setGC(os.LookupEnv)
-	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(0)
@@ -54,16 +55,16 @@ func setGC(lookup func(string) (string, bool)) {
 // run parses the flags, drives the server and writes the summary to -out
 // (stdout without it); a one-line result goes to stderr. Interrupted
 // (SIGINT, SIGTERM), it stops early, still writes the summary of what ran,
-// and exits 1.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// and exits 1. With -window-stdin the window's marks are lines on stdin.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, out, marks, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx, ch, stop := signals(ctx, marks)
+	ctx, stop := interrupts(ctx)
 	defer stop()
 	if marks {
-		cfg.Marks = ch
+		ctx, cfg.Marks = readMarks(ctx, stdin)
 	}
 	sum, err := load.Run(ctx, cfg)
 	if sum == nil {
@@ -91,45 +92,53 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// signals interrupts the run on SIGINT or SIGTERM (the returned context
-// ends) and, with -window-signal (marks), sends a mark on the returned
-// channel at each of the first two SIGUSR1s, caught from here on, before
-// the run connects. One goroutine takes them all in the order they came:
-// the runner that marks a window ends the driver right after its second
-// mark, and the mark must reach the run before the interruption does.
-func signals(parent context.Context, marks bool) (context.Context, <-chan time.Time, func()) {
+// interrupts interrupts the run on SIGINT or SIGTERM: the returned
+// context ends.
+func interrupts(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	sig := make(chan os.Signal, 4)
-	wanted := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if marks {
-		wanted = append(wanted, syscall.SIGUSR1)
-	}
-	signal.Notify(sig, wanted...)
-	ch := make(chan time.Time, 2)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
-		n := 0
-		for {
-			select {
-			case <-done:
-				return
-			case s := <-sig:
-				if s != syscall.SIGUSR1 {
-					cancel(fmt.Errorf("%v signal received", s))
-					continue
-				}
-				if n < 2 {
-					n++
-					ch <- time.Now()
-				}
-			}
+		select {
+		case <-done:
+		case s := <-sig:
+			cancel(fmt.Errorf("%v signal received", s))
 		}
 	}()
-	return ctx, ch, func() {
+	return ctx, func() {
 		signal.Stop(sig)
 		close(done)
 		cancel(nil)
 	}
+}
+
+// errMarksEnded ends a run whose marks' input (-window-stdin) ended.
+var errMarksEnded = errors.New("the marks' input (stdin) ended")
+
+// readMarks marks the window from lines read on r, from before the run
+// connects: a line's arrival is a mark, the first the window's start and
+// the second its end (later lines are ignored). The end of r ends the run
+// as an interruption would: after both marks the marked window is
+// summarised and the run succeeds (the runner ends its drivers so, once it
+// has read the window), before them the run fails unmarked (whoever marked
+// it is gone). A pipe keeps what was written until it is read, so no mark
+// is lost, however late the driver starts reading; one goroutine takes
+// the marks and the end in the order they came, so the second mark reaches
+// the run before the end does. The goroutine ends with r.
+func readMarks(parent context.Context, r io.Reader) (context.Context, <-chan time.Time) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan time.Time, 2)
+	go func() {
+		defer cancel(errMarksEnded)
+		sc := bufio.NewScanner(r)
+		for n := 0; sc.Scan(); n++ {
+			if n < 2 {
+				ch <- time.Now()
+			}
+		}
+	}()
+	return ctx, ch
 }
 
 // parseFlags reads the command line into a validated load.Config and the
@@ -157,7 +166,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg load.Config, out string, m
 	fs.DurationVar(&cfg.Timeout, "timeout", load.DefaultTimeout, "per call")
 	fs.DurationVar(&cfg.Timeline, "timeline", 0, "cut the window into intervals this long and add each one's calls, errors and p50/p99 to the summary (0: none)")
 	fs.StringVar(&out, "out", "", "write the locklab.load-summary/v1 JSON here (default stdout)")
-	fs.BoolVar(&marks, "window-signal", false, "closed model: the measured window runs from the first SIGUSR1 to the second, and -warmup plus -duration bound the whole run, which must take in both")
+	fs.BoolVar(&marks, "window-stdin", false, "closed model: the measured window runs from the first line read on stdin to the second, stdin's end stops the run, and -warmup plus -duration bound the whole run, which must take in both marks")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, "", false, err

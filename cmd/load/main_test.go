@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,17 +52,17 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-duration", "soon"}, "invalid value"},
 		{[]string{"-nosuch"}, "not defined"},
 		{[]string{"extra"}, "unexpected arguments"},
-		{[]string{"-window-signal", "-model", "open"}, "marked window"},
-		{[]string{"-window-signal", "-timeline", "100ms"}, "marked window"},
+		{[]string{"-window-stdin", "-model", "open"}, "marked window"},
+		{[]string{"-window-stdin", "-timeline", "100ms"}, "marked window"},
 	}
 	for _, tt := range tests {
 		var stderr bytes.Buffer
-		err := run(t.Context(), tt.args, &bytes.Buffer{}, &stderr)
+		err := run(t.Context(), tt.args, nil, &bytes.Buffer{}, &stderr)
 		assert.ErrorIs(t, err, errUsage, "%v", tt.args)
 		assert.Contains(t, stderr.String(), tt.want, "%v", tt.args)
 	}
 	var stderr bytes.Buffer
-	assert.ErrorIs(t, run(t.Context(), []string{"-h"}, &bytes.Buffer{}, &stderr), flag.ErrHelp)
+	assert.ErrorIs(t, run(t.Context(), []string{"-h"}, nil, &bytes.Buffer{}, &stderr), flag.ErrHelp)
 	assert.Contains(t, stderr.String(), "-read-ratio")
 }
 
@@ -90,7 +89,7 @@ func TestRunWritesSummary(t *testing.T) {
 	short := []string{"-addr", addr, "-callers", "2", "-warmup", "50ms", "-duration", "300ms"}
 
 	var stderr bytes.Buffer
-	err := run(t.Context(), append(short, "-workload", "bank", "-scenario", "B", "-reset", "-out", out), &bytes.Buffer{}, &stderr)
+	err := run(t.Context(), append(short, "-workload", "bank", "-scenario", "B", "-reset", "-out", out), nil, &bytes.Buffer{}, &stderr)
 	require.NoError(t, err, stderr.String())
 	s, err := summary.Read(out)
 	require.NoError(t, err)
@@ -100,7 +99,7 @@ func TestRunWritesSummary(t *testing.T) {
 
 	// Without -out the summary goes to stdout.
 	var stdout bytes.Buffer
-	require.NoError(t, run(t.Context(), append(short, "-workload", "counter", "-model", "open", "-rate", "200"), &stdout, &bytes.Buffer{}))
+	require.NoError(t, run(t.Context(), append(short, "-workload", "counter", "-model", "open", "-rate", "200"), nil, &stdout, &bytes.Buffer{}))
 	s, err = summary.Parse(stdout.Bytes())
 	require.NoError(t, err)
 	assert.Equal(t, "open", s.Model)
@@ -108,7 +107,7 @@ func TestRunWritesSummary(t *testing.T) {
 	// The bank is still in scenario B; a run that expects A (no refusal
 	// allowed) counts the refusals as unexpected, writes its summary and
 	// fails.
-	err = run(t.Context(), append(short, "-workload", "bank", "-mix", "transfer:1", "-scenario", "A", "-out", out), &bytes.Buffer{}, &bytes.Buffer{})
+	err = run(t.Context(), append(short, "-workload", "bank", "-mix", "transfer:1", "-scenario", "A", "-out", out), nil, &bytes.Buffer{}, &bytes.Buffer{})
 	require.ErrorIs(t, err, errUnexpected)
 	assert.False(t, errors.Is(err, errUsage), "a run that happened exits 1, not 2")
 	s, err = summary.Read(out)
@@ -125,7 +124,7 @@ func TestRunInterruptedWritesSummary(t *testing.T) {
 	defer cancel()
 	stop := time.AfterFunc(500*time.Millisecond, cancel)
 	defer stop.Stop()
-	err := run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "10s", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "10s", "-out", out}, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	require.ErrorIs(t, err, load.ErrInterrupted)
 	s, err := summary.Read(out)
 	require.NoError(t, err)
@@ -134,48 +133,73 @@ func TestRunInterruptedWritesSummary(t *testing.T) {
 	assert.Zero(t, s.UnexpectedErrors)
 }
 
-// -window-signal: two SIGUSR1s mark the window; the summary covers the time
-// between them, not -duration.
-func TestWindowSignal(t *testing.T) {
-	addr := startServer(t)
-	out := filepath.Join(t.TempDir(), "s.json")
+// marksPipe is a driver's stdin as the runner gives it: a pipe, with the
+// kernel's buffer. Both ends close when the test ends.
+func marksPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+func mark(t *testing.T, w *os.File) {
+	t.Helper()
+	_, err := w.WriteString("\n")
+	require.NoError(t, err)
+}
+
+// runMarked runs a marked window of up to 30 s (1500 ms if short) on stdin.
+func runMarked(ctx context.Context, addr string, stdin *os.File, out string, short bool) <-chan error {
+	bound := "30s"
+	if short {
+		bound = "1500ms"
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(t.Context(), []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "1500ms", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+		done <- run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", bound, "-window-stdin", "-out", out}, stdin, &bytes.Buffer{}, &bytes.Buffer{})
 	}()
-	time.Sleep(400 * time.Millisecond) // run catches SIGUSR1 from its first line
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+	return done
+}
+
+// -window-stdin: two lines mark the window; the summary covers the time
+// between them, not -duration. The first is written before the run reads
+// its input, as a runner whose driver is slow to start writes it: the
+// pipe keeps it (a signal sent before the driver listened was lost).
+func TestWindowStdin(t *testing.T) {
+	addr := startServer(t)
+	out := filepath.Join(t.TempDir(), "s.json")
+	r, w := marksPipe(t)
+	mark(t, w)
+	done := runMarked(t.Context(), addr, r, out, true)
 	time.Sleep(400 * time.Millisecond)
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+	mark(t, w)
 	require.NoError(t, <-done)
 	s, err := summary.Read(out)
 	require.NoError(t, err)
-	assert.InDelta(t, 0.4, s.DurationS, 0.05)
+	assert.InDelta(t, 0.4, s.DurationS, 0.1)
 	assert.Positive(t, s.Calls)
 }
 
-// -window-signal, ended by SIGTERM right after the second SIGUSR1, as the
-// runner ends its drivers: the second mark is the run's before the
-// interruption is, every time, and the run succeeds.
-func TestWindowSignalThenTerm(t *testing.T) {
+// -window-stdin, its input closed right after the second mark, as the
+// runner ends its drivers: the second mark is the run's before the end
+// is, every time, and the run succeeds.
+func TestWindowStdinThenEnd(t *testing.T) {
 	addr := startServer(t)
 	for i := range 15 {
 		out := filepath.Join(t.TempDir(), "s.json")
-		done := make(chan error, 1)
-		go func() {
-			done <- run(t.Context(), []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "30s", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
-		}()
-		time.Sleep(300 * time.Millisecond) // run catches its signals from its first line
+		r, w := marksPipe(t)
+		done := runMarked(t.Context(), addr, r, out, false)
 		first := time.Now()
-		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+		mark(t, w)
 		time.Sleep(50 * time.Millisecond)
-		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
-		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+		mark(t, w)
+		require.NoError(t, w.Close())
 		var err error
 		select {
 		case err = <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("run %d: SIGTERM did not stop the run", i)
+			t.Fatalf("run %d: the end of stdin did not stop the run", i)
 		}
 		require.NoError(t, err, "run %d", i)
 		s, err := summary.Read(out)
@@ -185,42 +209,49 @@ func TestWindowSignalThenTerm(t *testing.T) {
 	}
 }
 
-// -window-signal, interrupted once both marks came (the runner ends its
-// drivers so once it has read the window): the run stops at once, its
-// summary covers the marked window, and it succeeds; interrupted between
-// the marks (the control), it fails, with no window measured.
-func TestWindowSignalThenInterrupt(t *testing.T) {
+// -window-stdin, interrupted (or its input ended) once both marks came:
+// the run stops at once, its summary covers the marked window, and it
+// succeeds; interrupted or ended between the marks (the controls), it
+// fails, with no window measured, and says why.
+func TestWindowStdinThenInterrupt(t *testing.T) {
 	addr := startServer(t)
-	for _, after := range []int{2, 1} {
+	for _, tt := range []struct {
+		marks int
+		end   bool // close stdin rather than interrupt
+		want  string
+	}{{2, false, ""}, {2, true, ""}, {1, false, "context canceled"}, {1, true, "stdin"}} {
 		out := filepath.Join(t.TempDir(), "s.json")
 		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() {
-			done <- run(ctx, []string{"-addr", addr, "-callers", "2", "-warmup", "0s", "-duration", "30s", "-window-signal", "-out", out}, &bytes.Buffer{}, &bytes.Buffer{})
-		}()
-		time.Sleep(400 * time.Millisecond) // run catches SIGUSR1 from its first line
-		for i := range after {
+		r, w := marksPipe(t)
+		done := runMarked(ctx, addr, r, out, false)
+		for i := range tt.marks {
 			if i > 0 {
 				time.Sleep(400 * time.Millisecond)
 			}
-			require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+			mark(t, w)
 		}
 		time.Sleep(100 * time.Millisecond)
-		cancel()
+		if tt.end {
+			require.NoError(t, w.Close())
+		} else {
+			cancel()
+		}
 		var err error
 		select {
 		case err = <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("after %d marks: the interrupted run did not stop", after)
+			t.Fatalf("%+v: the run did not stop", tt)
 		}
-		if after == 1 {
-			assert.ErrorIs(t, err, load.ErrUnmarked, "the control: interrupted between the marks")
+		cancel()
+		if tt.marks == 1 {
+			require.ErrorIs(t, err, load.ErrUnmarked, "the control: ended between the marks")
+			assert.ErrorContains(t, err, tt.want)
 			continue
 		}
-		require.NoError(t, err)
+		require.NoError(t, err, "%+v", tt)
 		s, err := summary.Read(out)
 		require.NoError(t, err)
-		assert.InDelta(t, 0.4, s.DurationS, 0.05)
+		assert.InDelta(t, 0.4, s.DurationS, 0.1)
 		assert.Positive(t, s.Calls)
 	}
 }

@@ -85,10 +85,10 @@ type Job struct {
 	// Timeline asks the driver for the window in intervals this long
 	// (0: none); only the Go driver has them.
 	Timeline time.Duration
-	// Marked: the runner marks the window itself, sending SIGUSR1 at its
-	// two ends, and Duration bounds the whole run (the Go driver's
-	// -window-signal; side by side, every arm's latency then covers the
-	// servers' window).
+	// Marked: the runner marks the window itself, writing a line to the
+	// driver's stdin at each of its two ends and closing it after, and
+	// Duration bounds the whole run (the Go driver's -window-stdin; side
+	// by side, every arm's latency then covers the servers' window).
 	Marked bool
 }
 

@@ -833,7 +833,8 @@ type duetArm struct {
 	conn   *grpc.ClientConn
 	admin  locklabv1.AdminServiceClient
 	driver *exec.Cmd
-	job    Job // the driver's
+	stdin  io.WriteCloser // where the runner writes the driver's marks, when it takes them (marks)
+	job    Job            // the driver's
 	dlog   *os.File
 	waited chan struct{}
 	m      duet.Measure
@@ -932,21 +933,9 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 		if err != nil {
 			return rd, err
 		}
-		argv = pinned(g.place.Driver, argv)
-		a.driver = exec.Command(argv[0], argv[1:]...)
-		a.driver.Env = append(append(os.Environ(), env...), gomaxprocsEnv(r.cfg.gomaxprocs(g.place.Driver))...)
-		if a.dlog, err = os.Create(job.Log); err != nil {
+		if err := a.start(pinned(g.place.Driver, argv), append(env, gomaxprocsEnv(r.cfg.gomaxprocs(g.place.Driver))...)); err != nil {
 			return rd, err
 		}
-		a.driver.Stdout, a.driver.Stderr = a.dlog, a.dlog
-		if err := a.driver.Start(); err != nil {
-			return rd, fmt.Errorf("%s: start driver: %w", a.arm.Name, err)
-		}
-		a.waited = make(chan struct{})
-		go func() { // ends when the driver does
-			_ = a.driver.Wait()
-			close(a.waited)
-		}()
 	}
 	if err := sleepCtx(ctx, warm); err != nil {
 		return rd, err
@@ -1033,35 +1022,64 @@ func (r *duetRunner) round(ctx context.Context, g duetGroup, index int, warm, wi
 	return rd, nil
 }
 
+// start starts the arm's driver (argv, its environment the runner's and
+// env) for its job, its output to the job's log; a driver that marks its
+// window (marks) reads the runner's marks on a pipe, its stdin.
+func (a *duetArm) start(argv, env []string) (err error) {
+	a.driver = exec.Command(argv[0], argv[1:]...)
+	a.driver.Env = append(os.Environ(), env...)
+	if a.dlog, err = os.Create(a.job.Log); err != nil {
+		return err
+	}
+	a.driver.Stdout, a.driver.Stderr = a.dlog, a.dlog
+	if marks(a.job) {
+		if a.stdin, err = a.driver.StdinPipe(); err != nil {
+			return err
+		}
+	}
+	if err := a.driver.Start(); err != nil {
+		return fmt.Errorf("%s: start driver: %w", a.arm.Name, err)
+	}
+	a.waited = make(chan struct{})
+	go func() { // ends when the driver does
+		_ = a.driver.Wait()
+		close(a.waited)
+	}()
+	return nil
+}
+
 // markWindow marks one end of the window for every driver that marks its
-// own on a signal (Job.Marked: the Go driver), and returns the instant.
+// own (Job.Marked: the Go driver, a line on its stdin), and returns the
+// instant. A pipe keeps a line its driver has not read yet: a driver slow
+// to start takes the mark late, never loses it, as it lost a signal sent
+// before it listened.
 func markWindow(arms []*duetArm) time.Time {
 	at := time.Now()
 	for _, a := range arms {
-		if a.driver != nil && a.driver.Process != nil && marks(a.job) {
-			_ = a.driver.Process.Signal(syscall.SIGUSR1)
+		if a.stdin != nil {
+			_, _ = io.WriteString(a.stdin, "\n") // a driver gone fails its arm when it is waited for
 		}
 	}
 	return at
 }
 
 // endMarked ends, once the window has been read from every server, each
-// driver that marked its window on a signal: interrupted after its second
-// mark, the Go driver stops its callers, writes the marked window's summary
-// and exits 0, where it would otherwise run out its tail (duetTail) before
-// its exit. Each driver still runs until the
-// servers' figures are read, so none winds down inside the window; h2load,
-// which has no marks, runs out its tail.
+// driver that marked its window: its stdin closed after its second mark,
+// the Go driver stops its callers, writes the marked window's summary and
+// exits 0, where it would otherwise run out its tail (duetTail) before its
+// exit. Each driver still runs until the servers' figures are read, so
+// none winds down inside the window; h2load, which has no marks, runs out
+// its tail.
 func endMarked(arms []*duetArm) {
 	for _, a := range arms {
-		if a.driver != nil && a.driver.Process != nil && marks(a.job) {
-			_ = a.driver.Process.Signal(syscall.SIGTERM)
+		if a.stdin != nil {
+			_ = a.stdin.Close()
 		}
 	}
 }
 
 // marks says whether a job's driver marks its window on the runner's
-// signals.
+// lines.
 func marks(job Job) bool {
 	return job.Marked && job.Spec.Driver == (goDriver{}).Name()
 }

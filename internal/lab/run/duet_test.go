@@ -229,36 +229,33 @@ func TestProbeFallback(t *testing.T) {
 	assert.InDelta(t, 0.12, r.quota(g), 1e-9, "a quota of 60% of one CPU over five arms")
 }
 
-// TestEndMarked: once the window is read, the runner ends the drivers that
-// mark their window on its signals (the Go driver) and leaves h2load, which
-// has no marks, to run out its tail; the control, a Go driver the runner
-// did not mark, runs on too.
+// TestEndMarked: the runner writes each end of the window as a line to
+// the drivers that mark their window (the Go driver), on a pipe, their
+// stdin, and once the window is read closes it, which ends them; h2load,
+// which has no marks, gets no pipe and runs out its tail, and so does the
+// control, a Go driver the runner did not mark.
 func TestEndMarked(t *testing.T) {
 	start := func(driver string, marked bool) *duetArm {
-		cmd := exec.Command("sleep", "60")
-		require.NoError(t, cmd.Start())
-		a := &duetArm{driver: cmd, job: Job{Spec: plan.Spec{Driver: driver}, Marked: marked}, waited: make(chan struct{})}
-		go func() {
-			_ = cmd.Wait()
-			close(a.waited)
-		}()
-		t.Cleanup(func() { _ = cmd.Process.Kill(); <-a.waited })
+		a := &duetArm{job: Job{Spec: plan.Spec{Driver: driver}, Marked: marked, Log: filepath.Join(t.TempDir(), "driver.log")}}
+		require.NoError(t, a.start([]string{"cat"}, nil)) // cat copies its stdin to the log, and ends with it
+		t.Cleanup(func() { _ = a.driver.Process.Kill(); <-a.waited; a.dlog.Close() })
 		return a
 	}
 	goArm, h2Arm, unmarked := start(goDriver{}.Name(), true), start(h2loadDriver{}.Name(), true), start(goDriver{}.Name(), false)
-	endMarked([]*duetArm{goArm, h2Arm, unmarked, {}})
+	arms := []*duetArm{goArm, h2Arm, unmarked, {}}
+	markWindow(arms)
+	markWindow(arms)
+	endMarked(arms)
 	select {
 	case <-goArm.waited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the Go driver was not ended")
 	}
-	for name, a := range map[string]*duetArm{"h2load": h2Arm, "the control, an unmarked Go driver": unmarked} {
-		select {
-		case <-a.waited:
-			t.Errorf("%s was ended", name)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	log, err := os.ReadFile(goArm.job.Log)
+	require.NoError(t, err)
+	assert.Equal(t, "\n\n", string(log), "the two marks, in the driver's stdin")
+	assert.Nil(t, h2Arm.stdin, "h2load has no marks")
+	assert.Nil(t, unmarked.stdin, "the control: a Go driver the runner did not mark")
 }
 
 // TestWindowP99: h2load's per-request log is cut to the calls that ended

@@ -34,7 +34,7 @@ func (goDriver) Command(cfg Config, job Job) ([]string, []string, error) {
 		argv = append(argv, "-scenario", s.Scenario)
 	}
 	if job.Marked {
-		argv = append(argv, "-window-signal")
+		argv = append(argv, "-window-stdin")
 	}
 	if job.Timeline > 0 {
 		argv = append(argv, "-timeline", job.Timeline.String())
