@@ -71,6 +71,14 @@ const (
 	windowGo     = "-measure duet -workloads counter,bank-A -driver go -vus 10,100"
 )
 
+// sliceRuns is how the slice studies run the default plan for each
+// slice: 12 rounds, no more, and the slice that follows.
+const sliceRuns = "-reps 12 -precision 0 -duet-slice "
+
+// slice100 is the slice-100 study's question: the counter's inputQ
+// against the mutex at 100 callers under the Go driver and h2load.
+const slice100 = "-workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ"
+
 // sliceDB is the slice-db study's plan: bank-db's arms at one pool and
 // one caller count, 4-s rounds as bank-db's.
 const sliceDB = "-measure duet -workloads bank-A -driver go -backend mysql -db-pool 9 -vus 10 -modes all -duet-metrics calls/s,CPU/call,p99 -duration 4s -reps 8 -precision 0"
@@ -163,10 +171,10 @@ var Studies = []Study{
 	{
 		Name: "slice", Engine: Runner, Out: "slice", Budget: 15 * time.Minute,
 		Plans: []Plan{
-			{Sub: "kernel-1", Args: "-reps 12 -precision 0 -duet-slice kernel"},
-			{Sub: "12ms-1", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
-			{Sub: "kernel-2", Args: "-reps 12 -precision 0 -duet-slice kernel"},
-			{Sub: "12ms-2", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
+			{Sub: "kernel-1", Args: sliceRuns + "kernel"},
+			{Sub: "12ms-1", Args: sliceRuns + "12ms"},
+			{Sub: "kernel-2", Args: sliceRuns + "kernel"},
+			{Sub: "12ms-2", Args: sliceRuns + "12ms"},
 		},
 		Desc: "the servers' scheduler slice side by side: the default plan's five groups with the kernel's own slice and with every server's threads given 12 ms, 12 rounds each, twice in alternation",
 	},
@@ -177,11 +185,11 @@ var Studies = []Study{
 	{
 		Name: "slice-length", Engine: Runner, Out: "slice-length", Budget: 19 * time.Minute,
 		Plans: []Plan{
-			{Sub: "6ms", Args: "-reps 12 -precision 0 -duet-slice 6ms"},
-			{Sub: "24ms", Args: "-reps 12 -precision 0 -duet-slice 24ms"},
-			{Sub: "kernel", Args: "-reps 12 -precision 0 -duet-slice kernel"},
-			{Sub: "3ms", Args: "-reps 12 -precision 0 -duet-slice 3ms"},
-			{Sub: "12ms", Args: "-reps 12 -precision 0 -duet-slice 12ms"},
+			{Sub: "6ms", Args: sliceRuns + "6ms"},
+			{Sub: "24ms", Args: sliceRuns + "24ms"},
+			{Sub: "kernel", Args: sliceRuns + "kernel"},
+			{Sub: "3ms", Args: sliceRuns + "3ms"},
+			{Sub: "12ms", Args: sliceRuns + "12ms"},
 		},
 		Desc: "how long the servers' scheduler slice should be: the default plan's five groups with slices of 3, 6, 12 and 24 ms and the kernel's own, 12 rounds each",
 	},
@@ -192,9 +200,9 @@ var Studies = []Study{
 	{
 		Name: "slice-100", Engine: Runner, Out: "slice-100", Budget: 10 * time.Minute,
 		Plans: []Plan{
-			{Sub: "isolated", Args: "-measure isolated -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ -reps 8"},
-			{Sub: "kernel", Args: "-measure duet -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ -reps 12 -precision 0 -duet-slice kernel"},
-			{Sub: "12ms", Args: "-measure duet -workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ -reps 12 -precision 0 -duet-slice 12ms"},
+			{Sub: "isolated", Args: "-measure isolated " + slice100 + " -reps 8"},
+			{Sub: "kernel", Args: "-measure duet " + slice100 + " " + sliceRuns + "kernel"},
+			{Sub: "12ms", Args: "-measure duet " + slice100 + " " + sliceRuns + "12ms"},
 		},
 		Desc: "where isolated and side-by-side runs part at 100 callers: the counter's inputQ against the mutex under h2load and the Go driver, isolated and side by side with the kernel's slice and with 12 ms, in one hour",
 	},
