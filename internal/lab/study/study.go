@@ -71,9 +71,17 @@ const (
 	windowGo     = "-measure duet -workloads counter,bank-A -driver go -vus 10,100"
 )
 
-// sliceRuns is how the slice studies run the default plan for each
-// slice: 12 rounds, no more, and the slice that follows.
-const sliceRuns = "-reps 12 -precision 0 -duet-slice "
+// alternated is how a study that sets two ways of running side by side
+// against each other runs the default plan for each: 12 rounds, no more,
+// and the setting that follows.
+const alternated = "-reps 12 -precision 0 "
+
+// sliceRuns and schedRuns are the slice studies' and sched-alt's runs of
+// the default plan, each before the value of its setting.
+const (
+	sliceRuns = alternated + "-duet-slice "
+	schedRuns = alternated + "-duet-sched "
+)
 
 // slice100 is the slice-100 study's question: the counter's inputQ
 // against the mutex at 100 callers under the Go driver and h2load.
@@ -233,6 +241,20 @@ var Studies = []Study{
 			{Sub: "isolated", Args: isolatedCounter},
 		},
 		Desc: "how a side-by-side round's servers are scheduled: SCHED_BATCH, where a server woken by a call does not preempt another, against the kernel's default, and the same questions isolated",
+	},
+	// sched-alt asks whether SCHED_BATCH's narrower intervals in sched,
+	// which ran batch and then the kernel's default, were the method's or
+	// the hour's: the default plan each way, 12 rounds each, twice in
+	// alternation, the kernel's first.
+	{
+		Name: "sched-alt", Engine: Runner, Out: "sched-alt", Budget: 15 * time.Minute,
+		Plans: []Plan{
+			{Sub: "normal-1", Args: schedRuns + "normal"},
+			{Sub: "batch-1", Args: schedRuns + "batch"},
+			{Sub: "normal-2", Args: schedRuns + "normal"},
+			{Sub: "batch-2", Args: schedRuns + "batch"},
+		},
+		Desc: "SCHED_BATCH against the kernel's default scheduling for the servers side by side, the default plan's five groups for 12 rounds each, twice in alternation: whether batch's narrower intervals are the method's or the hour's",
 	},
 	// turns asks whether giving the server CPUs to one arm at a time, in
 	// turns of a few milliseconds, removes side by side's excess on the
