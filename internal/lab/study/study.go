@@ -83,6 +83,21 @@ const (
 	schedRuns = alternated + "-duet-sched "
 )
 
+// twiceEach is the plans of a study that sets two values of one setting
+// against each other: run (which ends where the value goes) with the
+// first, then the second, twice, in alternation, so that the hour's drift
+// falls on both alike; each plan's folder is its value and its turn
+// (kernel-1, 12ms-1, kernel-2, 12ms-2).
+func twiceEach(run, first, second string) []Plan {
+	var plans []Plan
+	for turn := 1; turn <= 2; turn++ {
+		for _, v := range []string{first, second} {
+			plans = append(plans, Plan{Sub: fmt.Sprintf("%s-%d", v, turn), Args: run + v})
+		}
+	}
+	return plans
+}
+
 // slice100 is the slice-100 study's question: the counter's inputQ
 // against the mutex at 100 callers under the Go driver and h2load.
 const slice100 = "-workloads counter -driver go,h2load -vus 100 -h2load-vus 100 -modes mutex,inputQ"
@@ -178,13 +193,8 @@ var Studies = []Study{
 	// that the hour's drift falls on both alike.
 	{
 		Name: "slice", Engine: Runner, Out: "slice", Budget: 15 * time.Minute,
-		Plans: []Plan{
-			{Sub: "kernel-1", Args: sliceRuns + "kernel"},
-			{Sub: "12ms-1", Args: sliceRuns + "12ms"},
-			{Sub: "kernel-2", Args: sliceRuns + "kernel"},
-			{Sub: "12ms-2", Args: sliceRuns + "12ms"},
-		},
-		Desc: "the servers' scheduler slice side by side: the default plan's five groups with the kernel's own slice and with every server's threads given 12 ms, 12 rounds each, twice in alternation",
+		Plans: twiceEach(sliceRuns, "kernel", "12ms"),
+		Desc:  "the servers' scheduler slice side by side: the default plan's five groups with the kernel's own slice and with every server's threads given 12 ms, 12 rounds each, twice in alternation",
 	},
 	// slice-length asks how long the servers' slice should be: the
 	// default plan with slices from 3 ms to 24 ms and the kernel's own,
@@ -221,13 +231,8 @@ var Studies = []Study{
 	// 12 ms, twice each in alternation.
 	{
 		Name: "slice-db", Engine: Runner, Out: "slice-db", Budget: 12 * time.Minute,
-		Plans: []Plan{
-			{Sub: "kernel-1", Args: sliceDB + " -duet-slice kernel"},
-			{Sub: "12ms-1", Args: sliceDB + " -duet-slice 12ms"},
-			{Sub: "kernel-2", Args: sliceDB + " -duet-slice kernel"},
-			{Sub: "12ms-2", Args: sliceDB + " -duet-slice 12ms"},
-		},
-		Desc: "the servers' scheduler slice over a database: the bank in MariaDB at a pool of 9 and 10 callers, every design, with the kernel's own slice and with 12 ms, 8 rounds each, twice in alternation",
+		Plans: twiceEach(sliceDB+" -duet-slice ", "kernel", "12ms"),
+		Desc:  "the servers' scheduler slice over a database: the bank in MariaDB at a pool of 9 and 10 callers, every design, with the kernel's own slice and with 12 ms, 8 rounds each, twice in alternation",
 	},
 	// How a round's servers are scheduled: SCHED_BATCH or the kernel's
 	// default (the lab's), for the same rounds of the default groups, and
@@ -248,13 +253,8 @@ var Studies = []Study{
 	// alternation, the kernel's first.
 	{
 		Name: "sched-alt", Engine: Runner, Out: "sched-alt", Budget: 15 * time.Minute,
-		Plans: []Plan{
-			{Sub: "normal-1", Args: schedRuns + "normal"},
-			{Sub: "batch-1", Args: schedRuns + "batch"},
-			{Sub: "normal-2", Args: schedRuns + "normal"},
-			{Sub: "batch-2", Args: schedRuns + "batch"},
-		},
-		Desc: "SCHED_BATCH against the kernel's default scheduling for the servers side by side, the default plan's five groups for 12 rounds each, twice in alternation: whether batch's narrower intervals are the method's or the hour's",
+		Plans: twiceEach(schedRuns, "normal", "batch"),
+		Desc:  "SCHED_BATCH against the kernel's default scheduling for the servers side by side, the default plan's five groups for 12 rounds each, twice in alternation: whether batch's narrower intervals are the method's or the hour's",
 	},
 	// turns asks whether giving the server CPUs to one arm at a time, in
 	// turns of a few milliseconds, removes side by side's excess on the
