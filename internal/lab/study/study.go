@@ -152,6 +152,20 @@ var Studies = []Study{
 		},
 		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second; and the baseline and the known arm alone, at 10 and 100 callers of each driver",
 	},
+	// known-batch asks how the known spin's excess side by side grows with
+	// the spin, under SCHED_BATCH, whose narrow intervals show it: in
+	// proportion to the spin (a share of each server's CPU paid by the
+	// second, which an arm serving fewer calls spreads over fewer) or by
+	// about as much whatever its size (a cost of serving more slowly).
+	{
+		Name: "known-batch", Engine: Runner, Out: "known-batch", Budget: 12 * time.Minute,
+		Plans: []Plan{
+			{Sub: "500ns", Args: knownAnswer + " -known 500ns -duet-sched batch"},
+			{Sub: "2us", Args: knownAnswer + " -known 2us -duet-sched batch"},
+			{Sub: "8us", Args: knownAnswer + " -known 8us -duet-sched batch"},
+		},
+		Desc: "the known-answer arm at three spins under SCHED_BATCH, whose narrow intervals show how a spin's excess side by side grows with its size: in proportion, or by about as much at every size",
+	},
 	// known-isolated is the known answer one run after another: the
 	// baseline with and without the 2 µs spin in every block, beside the
 	// side-by-side figures of known-answer and default.
