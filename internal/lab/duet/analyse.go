@@ -257,18 +257,31 @@ func (r Result) WidestPrimary() (float64, bool) {
 // is within the precision asked over AAWidth. The rule looks at widths
 // only, never at where an interval lies.
 func (r Result) Widest(group string) (float64, bool) {
-	hw, ok := 0.0, false
+	ws, ok := r.widths(group)
+	if !ok {
+		return 0, false
+	}
+	return slices.Max(ws), true
+}
+
+// widths are the half-widths -precision's rule reads of one group's
+// intervals (Widest): every primary's, and its A/A control's at AAWidth
+// times its own; +Inf for an interval of too few rounds. false when the
+// group has no primary.
+func (r Result) widths(group string) ([]float64, bool) {
+	var ws []float64
 	for _, p := range r.Primaries {
 		if p.Group != group {
 			continue
 		}
 		if p.N < paired.MinBlocksRobust {
-			return math.Inf(1), true
+			ws = append(ws, math.Inf(1))
+			continue
 		}
-		hw, ok = max(hw, p.HalfWidth()), true
+		ws = append(ws, p.HalfWidth())
 	}
-	if !ok {
-		return 0, false
+	if len(ws) == 0 {
+		return nil, false
 	}
 	aa := r.AAWidth()
 	for _, g := range r.Groups {
@@ -277,12 +290,13 @@ func (r Result) Widest(group string) (float64, bool) {
 		}
 		for _, e := range g.AA {
 			if e.N < paired.MinBlocksRobust {
-				return math.Inf(1), true
+				ws = append(ws, math.Inf(1))
+				continue
 			}
-			hw = max(hw, aa*e.HalfWidth())
+			ws = append(ws, aa*e.HalfWidth())
 		}
 	}
-	return hw, ok
+	return ws, true
 }
 
 // AAWidth is how many of its half-widths -precision's rule reads an A/A
@@ -350,35 +364,69 @@ func Asks(res Result, done map[string]int, target float64) map[string]int {
 	return Rounds(res, done, target, math.MaxInt32)
 }
 
+// Reachable is, for each group, the rounds in all that the widest of its
+// intervals within reach asks: an interval is within reach when the rounds
+// it asks (as Asks counts them) are at most reach[g], the group's rounds
+// so far and every round the budget has left. An interval beyond it, such
+// as a tail percentile whose effect lies at the equivalence margin, cannot
+// reach the target in this run whatever it is given; read alone, it would
+// take the whole budget from the intervals that can (WithinBudget). A
+// group none of whose intervals is within reach, or that is within the
+// target, asks for the rounds it has. Widths only, as Rounds.
+func Reachable(res Result, done map[string]int, target float64, reach map[string]int) map[string]int {
+	out := make(map[string]int, len(done))
+	for g, n := range done {
+		out[g] = n
+		ws, ok := res.widths(g)
+		if !ok || !(target > 0) {
+			continue
+		}
+		for _, w := range ws {
+			if ask := paired.PlanBlocks(n, w, target, math.MaxInt32); ask <= reach[g] {
+				out[g] = max(out[g], ask)
+			}
+		}
+	}
+	return out
+}
+
 // WithinBudget trims the rounds each group is to have (want, from done:
 // Rounds, bounded by -max-blocks) to at most left rounds more in all.
-// Each round goes to the group, among those short of what they want,
-// whose rounds so far are the smallest share of what it asks unbounded
-// (Asks): its width is then about target·√(ask/rounds), and the budget is
-// spent to make the widest of them as narrow as it can, the noisiest
-// group first. The bound must not set the order: two groups that both
-// ask past -max-blocks want the same rounds, and read from want alone
-// they would share the budget evenly however much wider one of them is.
-// The rule still reads widths only. Ties go to the group first by name.
-func WithinBudget(done, want, ask map[string]int, left int) map[string]int {
+// Rounds go first to the intervals within reach: each group up to what
+// reachable asks (Reachable; nil: none), and only then up to want. In
+// each turn a round goes to the group, among those short of what the turn
+// gives them, whose rounds so far are the smallest share of what it asks
+// (reachable in the first turn, unbounded in the second: Asks): its width
+// is then about target·√(ask/rounds), and the budget is spent to make the
+// widest of them as narrow as it can, the noisiest group first. The bound
+// must not set the order: two groups that both ask past -max-blocks want
+// the same rounds, and read from want alone they would share the budget
+// evenly however much wider one of them is. The rule still reads widths
+// only. Ties go to the group first by name.
+func WithinBudget(done, want, ask, reachable map[string]int, left int) map[string]int {
 	out := maps.Clone(done)
 	groups := slices.Sorted(maps.Keys(want))
-	for ; left > 0; left-- {
-		next, far := "", 0.0
-		for _, g := range groups {
-			if out[g] >= want[g] {
-				continue
+	for _, turn := range []struct{ upTo, asks func(g string) int }{
+		{func(g string) int { return min(reachable[g], want[g]) }, func(g string) int { return reachable[g] }},
+		{func(g string) int { return want[g] }, func(g string) int { return max(ask[g], want[g]) }},
+	} {
+		for ; left > 0; left-- {
+			next, far := "", 0.0
+			for _, g := range groups {
+				if out[g] >= turn.upTo(g) {
+					continue
+				}
+				// ask/out, the square of how far the group's width would be
+				// from the target; a group with no rounds yet is infinitely far.
+				if r := float64(turn.asks(g)) / float64(out[g]); next == "" || r > far {
+					next, far = g, r
+				}
 			}
-			// ask/out, the square of how far the group's width would be
-			// from the target; a group with no rounds yet is infinitely far.
-			if r := float64(max(ask[g], want[g])) / float64(out[g]); next == "" || r > far {
-				next, far = g, r
+			if next == "" {
+				break
 			}
+			out[next]++
 		}
-		if next == "" {
-			break
-		}
-		out[next]++
 	}
 	return out
 }

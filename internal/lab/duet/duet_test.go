@@ -213,10 +213,10 @@ func TestRoundsGroupByGroup(t *testing.T) {
 func TestWithinBudget(t *testing.T) {
 	done := map[string]int{"a": 10, "b": 10, "c": 10}
 	want := map[string]int{"a": 10, "b": 40, "c": 20}
-	got := WithinBudget(done, want, want, 15)
+	got := WithinBudget(done, want, want, nil, 15)
 	assert.Equal(t, map[string]int{"a": 10, "b": 23, "c": 12}, got)
-	assert.Equal(t, want, WithinBudget(done, want, want, 1000), "a budget that holds them all: what was asked")
-	assert.Equal(t, done, WithinBudget(done, want, want, 0), "no budget left: nothing more")
+	assert.Equal(t, want, WithinBudget(done, want, want, nil, 1000), "a budget that holds them all: what was asked")
+	assert.Equal(t, done, WithinBudget(done, want, want, nil, 0), "no budget left: nothing more")
 	assert.Equal(t, map[string]int{"a": 10, "b": 10, "c": 10}, done, "done is not changed")
 
 	// The widest a group is left at is target·√(want/rounds): no other
@@ -246,9 +246,36 @@ func TestWithinBudgetPastTheBound(t *testing.T) {
 	done := map[string]int{"noisy": 20, "quiet": 20}
 	want := map[string]int{"noisy": 60, "quiet": 60}
 	ask := map[string]int{"noisy": 800, "quiet": 200}
-	assert.Equal(t, map[string]int{"noisy": 50, "quiet": 20}, WithinBudget(done, want, ask, 30))
-	assert.Equal(t, map[string]int{"noisy": 60, "quiet": 40}, WithinBudget(done, want, ask, 60), "the noisy group at its bound, the rest to the quiet one")
-	assert.Equal(t, map[string]int{"noisy": 35, "quiet": 35}, WithinBudget(done, want, want, 30), "the control: the bound alone splits evenly")
+	assert.Equal(t, map[string]int{"noisy": 50, "quiet": 20}, WithinBudget(done, want, ask, nil, 30))
+	assert.Equal(t, map[string]int{"noisy": 60, "quiet": 40}, WithinBudget(done, want, ask, nil, 60), "the noisy group at its bound, the rest to the quiet one")
+	assert.Equal(t, map[string]int{"noisy": 35, "quiet": 35}, WithinBudget(done, want, want, nil, 30), "the control: the bound alone splits evenly")
+}
+
+// TestWithinBudgetReachableFirst: a group whose tail interval asks for
+// more rounds than the budget has left (180, past 20 + 40) cannot bring
+// it within the target in this run; its calls/s interval can (32), and so
+// can the other group's (27). The budget goes to those first, and what is
+// left to the tail. The control: read from the unbounded asks alone, the
+// tail takes the whole budget and the other group stays where it was.
+func TestWithinBudgetReachableFirst(t *testing.T) {
+	res := Result{Primaries: []Primary{
+		{Group: "tail", Primary: paired.Primary{Robust: around(20, 0.97, 0.06)}},
+		{Group: "tail", Primary: paired.Primary{Robust: around(20, 1.05, 0.025)}},
+		{Group: "calls", Primary: paired.Primary{Robust: around(12, 1.03, 0.03)}},
+	}, Groups: []Group{{Name: "tail"}, {Name: "calls"}}}
+	done := map[string]int{"tail": 20, "calls": 12}
+	want, ask := Rounds(res, done, 0.02, 60), Asks(res, done, 0.02)
+	require.Equal(t, map[string]int{"tail": 60, "calls": 27}, want)
+	require.Equal(t, map[string]int{"tail": 180, "calls": 27}, ask)
+	reachable := Reachable(res, done, 0.02, map[string]int{"tail": 60, "calls": 52})
+	assert.Equal(t, map[string]int{"tail": 32, "calls": 27}, reachable, "the tail's 180 is beyond reach")
+
+	assert.Equal(t, map[string]int{"tail": 32, "calls": 27}, WithinBudget(done, want, ask, reachable, 27))
+	assert.Equal(t, map[string]int{"tail": 45, "calls": 27}, WithinBudget(done, want, ask, reachable, 40), "what is left goes to the tail")
+	assert.Equal(t, map[string]int{"tail": 47, "calls": 12}, WithinBudget(done, want, ask, nil, 27), "the control: the tail takes it all")
+
+	assert.Equal(t, done, Reachable(res, done, 0.02, done), "no budget left: nothing within reach")
+	assert.Equal(t, done, Reachable(res, done, 0, map[string]int{"tail": 60, "calls": 52}), "no target")
 }
 
 // TestPerLook: one look places half the rounds the budget has left, at

@@ -512,8 +512,9 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	// -precision: look at each group's widths, add the rounds its widest
 	// asks, and look again, until every interval is within the target,
 	// each group's rounds reach -max-blocks or the time budget ends
-	// (duet.Rounds, duet.WithinBudget); one look places at most half the
-	// budget left (duet.PerLook).
+	// (duet.Rounds, duet.WithinBudget), the intervals the budget left can
+	// bring within the target first (duet.Reachable); one look places at
+	// most half the budget left (duet.PerLook).
 	for cfg.Gate.Precision > 0 {
 		res, err := r.analyse()
 		if err != nil {
@@ -526,8 +527,13 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 				ran += n
 			}
 			per := time.Since(started) / time.Duration(ran)
-			ask := duet.Asks(res, done, cfg.Gate.Precision)
-			want = duet.WithinBudget(done, want, ask, duet.PerLook(int((cfg.TimeBudget-time.Since(started))/per)))
+			left := int((cfg.TimeBudget - time.Since(started)) / per)
+			reach := map[string]int{}
+			for g, n := range done {
+				reach[g] = n + max(left, 0)
+			}
+			ask, reachable := duet.Asks(res, done, cfg.Gate.Precision), duet.Reachable(res, done, cfg.Gate.Precision, reach)
+			want = duet.WithinBudget(done, want, ask, reachable, duet.PerLook(left))
 		}
 		more := false
 		for _, g := range groups {
