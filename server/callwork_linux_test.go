@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestCallWorkSpinsOnTheCPUForItsTime: the spin lasts at least its time and
@@ -47,4 +48,29 @@ func TestCallWorkSpinsOnTheCPUForItsTime(t *testing.T) {
 	wall, cpu := measure(func() { time.Sleep(d) })
 	assert.GreaterOrEqual(t, wall, d)
 	assert.Less(t, cpu, d/4, "the control sleeps: its time is off the CPU")
+}
+
+// BenchmarkCallWorkSpin is what the known answer's spin costs on this
+// machine's CPU, alone: the thread's own CPU clock around b.N spins of each
+// length, per spin ("cpu-ns/op") and beyond the length it is set to
+// ("over-ns/op": the clock reads it makes past its time, the loop's exit).
+// Side by side the known arm's added CPU per call is read against the
+// spin's length; this says how much of any excess the spin itself accounts
+// for.
+func BenchmarkCallWorkSpin(b *testing.B) {
+	for _, d := range []time.Duration{500 * time.Nanosecond, 2 * time.Microsecond, 8 * time.Microsecond} {
+		b.Run(d.String(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var before, after unix.Timespec
+			require.NoError(b, unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &before))
+			for b.Loop() {
+				spinFor(d)
+			}
+			require.NoError(b, unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &after))
+			cpu := float64(after.Nano()-before.Nano()) / float64(b.N)
+			b.ReportMetric(cpu, "cpu-ns/op")
+			b.ReportMetric(cpu-float64(d.Nanoseconds()), "over-ns/op")
+		})
+	}
 }
