@@ -16,8 +16,12 @@ import (
 // start) costs more than d whenever the CPU runs slower than it did at
 // calibration, as it does beside co-runners that share its core and caches;
 // its true cost per call would then be unknown. The clock-polled spin is
-// off by at most one clock read (tens of nanoseconds), and runs short only
-// when the thread is preempted inside it.
+// off by one clock read (tens of nanoseconds) when nothing interrupts it,
+// and runs short of CPU when the thread is preempted inside it; a kernel
+// that charges an interrupt's time to the thread it interrupts (without
+// CONFIG_IRQ_TIME_ACCOUNTING) charges the spin for its interruptions too,
+// and the spin ends on the clock after them: BenchmarkCallWorkSpin
+// measures what it costs on the machine at hand.
 type callWork struct {
 	spin func()
 	data map[string]bool // full method names that spin
