@@ -53,7 +53,8 @@ func TestCallWorkSpinsOnTheCPUForItsTime(t *testing.T) {
 // BenchmarkCallWorkSpin is what the known answer's spin costs on this
 // machine's CPU, alone: the thread's own CPU clock around b.N spins of each
 // length, per spin ("cpu-ns/op") and beyond the length it is set to
-// ("over-ns/op": the clock reads it makes past its time, the loop's exit).
+// ("over-ns/op": the clock reads past its time, and whatever interrupted
+// it where the kernel charges interrupts to the thread; callWork).
 // Side by side the known arm's added CPU per call is read against the
 // spin's length; this says how much of any excess the spin itself accounts
 // for.

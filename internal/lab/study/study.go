@@ -111,6 +111,17 @@ const sliceDB = "-measure duet -workloads bank-A -driver go -backend mysql -db-p
 // callers and h2load at 100, for a fixed 20 rounds.
 const knownAnswer = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex -reps 20 -precision 0"
 
+// knownSpins are the known-answer plan at each spin the studies of the
+// known answer measure, each with then (which may be empty) after its
+// spin; each plan's folder is its spin.
+func knownSpins(then string) []Plan {
+	var plans []Plan
+	for _, spin := range []string{"500ns", "2us", "8us"} {
+		plans = append(plans, Plan{Sub: spin, Args: knownAnswer + " -known " + spin + then})
+	}
+	return plans
+}
+
 // Studies is the catalogue: every study, one row each. `make study
 // NAME=...` and `go run ./cmd/compare -study NAME` run a row; the listing,
 // make help, the index of docs/results/README.md and the budget test read
@@ -140,16 +151,13 @@ var Studies = []Study{
 	},
 	{
 		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 17 * time.Minute,
-		Plans: []Plan{
-			{Sub: "500ns", Args: knownAnswer + " -known 500ns"},
-			{Sub: "2us", Args: knownAnswer + " -known 2us"},
-			{Sub: "8us", Args: knownAnswer + " -known 8us"},
-			{Sub: "quota-2us", Args: knownAnswer + " -known 2us -duet-cpu quota"},
+		Plans: append(knownSpins(""),
+			Plan{Sub: "quota-2us", Args: knownAnswer + " -known 2us -duet-cpu quota"},
 			// The baseline and the known arm alone, at both drivers and both
 			// loads: whether the spin reads its size when no other arm shares
 			// the CPU, and where it does not.
-			{Sub: "pair-2us", Args: "-measure duet -workloads counter -driver go,h2load -vus 10,100 -h2load-vus 10,100 -modes mutex -aa=false -reps 20 -precision 0 -known 2us"},
-		},
+			Plan{Sub: "pair-2us", Args: "-measure duet -workloads counter -driver go,h2load -vus 10,100 -h2load-vus 10,100 -modes mutex -aa=false -reps 20 -precision 0 -known 2us"},
+		),
 		Desc: "the known-answer arm at three spins and under quotas: how much CPU per call a known spin adds side by side, and its wake-ups per call and per second; and the baseline and the known arm alone, at 10 and 100 callers of each driver",
 	},
 	// known-batch asks how the known spin's excess side by side grows with
@@ -159,12 +167,8 @@ var Studies = []Study{
 	// about as much whatever its size (a cost of serving more slowly).
 	{
 		Name: "known-batch", Engine: Runner, Out: "known-batch", Budget: 12 * time.Minute,
-		Plans: []Plan{
-			{Sub: "500ns", Args: knownAnswer + " -known 500ns -duet-sched batch"},
-			{Sub: "2us", Args: knownAnswer + " -known 2us -duet-sched batch"},
-			{Sub: "8us", Args: knownAnswer + " -known 8us -duet-sched batch"},
-		},
-		Desc: "the known-answer arm at three spins under SCHED_BATCH, whose narrow intervals show how a spin's excess side by side grows with its size: in proportion, or by about as much at every size",
+		Plans: knownSpins(" -duet-sched batch"),
+		Desc:  "the known-answer arm at three spins under SCHED_BATCH, whose narrow intervals show how a spin's excess side by side grows with its size: in proportion, or by about as much at every size",
 	},
 	// known-isolated is the known answer one run after another: the
 	// baseline with and without the 2 µs spin in every block, beside the
