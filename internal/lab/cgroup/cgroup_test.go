@@ -136,7 +136,15 @@ func TestRealQuotaThrottles(t *testing.T) {
 	inside := spin(g)
 	after, err := g.Stat()
 	require.NoError(t, err)
-	outside := spin(nil)
+	// The control competes for the CPUs with whatever else runs (make test
+	// runs packages in parallel on two CPUs): one of a few tries has a CPU
+	// for a good part of its half second.
+	var outside time.Duration
+	for range 5 {
+		if outside = max(outside, spin(nil)); outside > 2*inside {
+			break
+		}
+	}
 	t.Logf("CPU in 0.5 s: %v in a group of 0.1 CPU, %v outside; throttled %d periods", inside, outside, after.Sub(before).Throttled)
 	assert.Less(t, inside, 100*time.Millisecond, "held to about 50 ms")
 	assert.Greater(t, outside, 2*inside, "the control runs unthrottled")
