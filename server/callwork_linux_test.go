@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	pb "github.com/locklab/locklab/proto/locklab/v1"
 )
 
 // TestCallWorkSpinsOnTheCPUForItsTime: the spin lasts at least its time and
@@ -48,6 +50,36 @@ func TestCallWorkSpinsOnTheCPUForItsTime(t *testing.T) {
 	wall, cpu := measure(func() { time.Sleep(d) })
 	assert.GreaterOrEqual(t, wall, d)
 	assert.Less(t, cpu, d/4, "the control sleeps: its time is off the CPU")
+}
+
+// TestGetStatsReadsTheSpin: a server with call work reads what one spin in
+// spinSampleEvery took by its thread's CPU clock, and GetStats reports it
+// (the spin is long, so that a read around anything else would be far
+// short of it; loose, for a busy machine may preempt the thread inside
+// the spin); the control, a server without call work, reads none.
+func TestGetStatsReadsTheSpin(t *testing.T) {
+	const d, calls = 20 * time.Microsecond, 3000 // no spin read: a chance of (127/128)^3000, 6e-11
+	for _, work := range []time.Duration{d, 0} {
+		ts := startServer(t, Config{Mode: "mutex", CallWork: work})
+		for range calls {
+			_, err := ts.counter.Increment(t.Context(), &pb.IncrementRequest{Delta: 1})
+			require.NoError(t, err)
+		}
+		st, err := ts.admin.GetStats(t.Context(), &pb.GetStatsRequest{WindowOnly: true})
+		require.NoError(t, err)
+		if work == 0 {
+			assert.Zero(t, st.GetCallWorkSamples(), "the control: no spin, none read")
+			assert.Zero(t, st.GetCallWorkCpuSeconds())
+			continue
+		}
+		assert.EqualValues(t, spinSampleEvery, st.GetCallWorkSampleEvery())
+		n := st.GetCallWorkSamples()
+		assert.InDelta(t, calls/spinSampleEvery, n, calls/spinSampleEvery, "about one spin in %d read", spinSampleEvery)
+		require.Positive(t, n)
+		per := time.Duration(st.GetCallWorkCpuSeconds() / float64(n) * 1e9)
+		assert.Greater(t, per, d/4, "a read spin took its CPU")
+		assert.Less(t, per, 4*d, "a read spin took its own CPU, nothing else's")
+	}
 }
 
 // BenchmarkCallWorkSpin is what the known answer's spin costs on this
