@@ -26,24 +26,26 @@ import (
 // and the spin ends on the clock after them: BenchmarkCallWorkSpin
 // measures what it costs on the machine at hand. So the server reads what
 // the spin costs while it serves: one spin in spinSampleEvery, chosen at
-// random, runs between two reads of its thread's CPU clock (GetStats'
+// random, is read by its thread's CPU clock (spinRead; GetStats'
 // call_work fields), and a side-by-side round reads its known answer
 // against the CPU its spin took in that round.
 type callWork struct {
 	spin func()
 	data map[string]bool // full method names that spin
-	// The spins read by the thread's CPU clock, and the nanoseconds they
-	// took: atomics, added to by one call in spinSampleEvery.
+	// every: one spin in every is read (spinSampleEvery); the spins read
+	// by the thread's CPU clock, and the nanoseconds they took: atomics,
+	// added to by the calls whose spins are read.
+	every       uint32
 	samples, ns atomic.Int64
 }
 
-// spinSampleEvery is how rarely a spin is read: reading costs two system
+// spinSampleEvery is how rarely a spin is read: reading costs three system
 // calls and pins the goroutine to its thread, work the spin's arm does
-// beyond its spin; at one spin in 128 that is a few nanoseconds a call.
-const spinSampleEvery = 128
+// beyond its spin (BenchmarkSpinRead's ns/call).
+const spinSampleEvery = 1024
 
 func newCallWork(d time.Duration, data []string) *callWork {
-	c := &callWork{data: map[string]bool{}}
+	c := &callWork{data: map[string]bool{}, every: spinSampleEvery}
 	if d > 0 {
 		c.spin = func() { spinFor(d) }
 	}
@@ -60,7 +62,7 @@ func newCallWork(d time.Duration, data []string) *callWork {
 // or not, for the same reason.
 func (c *callWork) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if c.data[info.FullMethod] {
-		read := rand.Uint32()%spinSampleEvery == 0
+		read := rand.Uint32()%c.every == 0
 		switch {
 		case c.spin == nil:
 		case read:
@@ -72,16 +74,23 @@ func (c *callWork) unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 	return handler(ctx, req)
 }
 
-// spinRead spins once between two reads of the thread's CPU clock, the
-// goroutine pinned to its thread between them, and adds what it took.
+// spinRead spins once, the goroutine pinned to its thread, and adds what
+// it took by the thread's CPU clock. A reading of the clock is a system
+// call, and the thread's CPU between two readings holds the way out of
+// the first and the way into the second, whatever ran between them: on a
+// virtual machine whose system calls cost microseconds, as much as the
+// spin. So the clock is read three times, twice back to back and once
+// after the spin, and the first gap, which holds those ways alone, is
+// taken from the second.
 func (c *callWork) spinRead() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	t0, ok0 := threadCPU()
-	c.spin()
 	t1, ok1 := threadCPU()
-	if ok0 && ok1 {
-		c.ns.Add(int64(t1 - t0))
+	c.spin()
+	t2, ok2 := threadCPU()
+	if ok0 && ok1 && ok2 {
+		c.ns.Add(int64((t2 - t1) - (t1 - t0)))
 		c.samples.Add(1)
 	}
 }

@@ -197,7 +197,7 @@ func (s *adminService) GetStats(ctx context.Context, req *pb.GetStatsRequest) (*
 	out.MutexWaitSeconds = ws.mutexWait
 	if s.work != nil && s.work.spin != nil {
 		n, cpu := s.work.spun()
-		out.CallWorkSamples, out.CallWorkCpuSeconds, out.CallWorkSampleEvery = uint64(n), cpu.Seconds(), spinSampleEvery
+		out.CallWorkSamples, out.CallWorkCpuSeconds, out.CallWorkSampleEvery = uint64(n), cpu.Seconds(), s.work.every
 	}
 	out.RssBytes, out.Goroutines = rssBytes(), goroutines()
 	out.RpcCounts = make(map[string]*pb.RpcCount, len(ws.rpcs))
