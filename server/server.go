@@ -270,7 +270,7 @@ func (m Mode) New(cfg Config) (*Server, error) {
 			w.registerNoop(s.grpc)
 		}
 	}
-	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: m, st: s.st, m: mt, sampleEvery: cfg.SampleEvery, work: s.work})
+	pb.RegisterAdminServiceServer(s.grpc, &adminService{mode: m, st: s.st, m: mt, sampleEvery: cfg.SampleEvery})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	if gm != nil {

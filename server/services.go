@@ -140,7 +140,6 @@ type adminService struct {
 	st          *stores
 	m           *metrics
 	sampleEvery uint64
-	work        *callWork // nil in tests that build the service alone
 }
 
 // Reset resets every workload from the request (the bank is made from it;
@@ -195,10 +194,6 @@ func (s *adminService) GetStats(ctx context.Context, req *pb.GetStatsRequest) (*
 	out.WindowSeconds, out.Requests, out.CpuSeconds, out.GcCycles = ws.seconds, ws.requests, ws.cpu, ws.gc
 	out.SchedLatencyCount, out.SchedLatencyP50Ns, out.SchedLatencyP99Ns = ws.schedCount, ws.schedP50, ws.schedP99
 	out.MutexWaitSeconds = ws.mutexWait
-	if s.work != nil && s.work.spin != nil {
-		n, cpu := s.work.spun()
-		out.CallWorkSamples, out.CallWorkCpuSeconds, out.CallWorkSampleEvery = uint64(n), cpu.Seconds(), s.work.every
-	}
 	out.RssBytes, out.Goroutines = rssBytes(), goroutines()
 	out.RpcCounts = make(map[string]*pb.RpcCount, len(ws.rpcs))
 	for name, byCode := range ws.rpcs {

@@ -95,12 +95,6 @@ func TestDuetEndToEnd(t *testing.T) {
 			assert.Positive(t, m.Wakeups, "the server's threads ran: %s", m.Arm)
 			assert.Positive(t, m.Syscalls, "the server read and wrote its connections: %s", m.Arm)
 			assert.Positive(t, m.P99, "its callers' p99 over the window: %s", m.Arm)
-			if m.Arm == "mutex +2µs" {
-				assert.Positive(t, m.Spins, "the known arm's server read some of its spins")
-				assert.Positive(t, m.SpinCPU)
-			} else {
-				assert.Zero(t, m.Spins, "the control: %s does not spin", m.Arm)
-			}
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))

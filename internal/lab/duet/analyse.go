@@ -46,28 +46,6 @@ func DefaultMetricNames() []string {
 	return out
 }
 
-// spinCost is the CPU a spin of the known arm took, read by its server:
-// the mean over the rounds the arm is paired with the baseline in of
-// each round's spins read, so that it is averaged as the paired CPU per
-// call is; and how many spins were read (0: the rounds carry none).
-func spinCost(clean []Round, known, base string, usable func(Round, string) (Measure, bool)) (float64, uint64) {
-	cpuPerCall := metricNamed("CPU/call")
-	var per []float64
-	var spins uint64
-	for _, r := range clean {
-		mk, okk := usable(r, known)
-		mb, okb := usable(r, base)
-		if okk && okb && cpuPerCall.Of(mk) > 0 && cpuPerCall.Of(mb) > 0 && mk.Spins > 0 {
-			per = append(per, mk.SpinCPU/float64(mk.Spins))
-			spins += mk.Spins
-		}
-	}
-	if len(per) == 0 {
-		return 0, 0
-	}
-	return stat.Mean(per, nil), spins
-}
-
 // metricNamed finds one of Metrics.
 func metricNamed(name string) Metric {
 	i := slices.IndexFunc(Metrics, func(m Metric) bool { return m.Name == name })
@@ -133,15 +111,9 @@ var DefaultOptions = Options{Alpha: 0.05, Margin: 0.03, MinUtil: 0.8}
 // per call in server CPU and how much fewer calls/s it served, each beside
 // the value that is known to be true.
 type Calibration struct {
-	// TrueCPU is the CPU the spin added to every call, in seconds: what
-	// the spins its server read by their thread's CPU clock took (Spins
-	// of them; the mean over the rounds paired, each round's own), or,
-	// where the rounds carry no such reading (Spins 0), the length it is
-	// set to (Set). CPU is the measured added server CPU per call
-	// (seconds), paired by round.
+	// TrueCPU is the spin added to every call, in seconds; CPU the
+	// measured added server CPU per call (seconds), paired by round.
 	TrueCPU float64
-	Set     float64
-	Spins   uint64
 	CPU     paired.Difference
 	// Calls is the measured calls/s ratio; TrueCalls the ratio an equal
 	// CPU quota implies, c/(c+TrueCPU) for the baseline's CPU per call c
@@ -563,11 +535,7 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 			case RoleKnown:
 				// The spin runs in every data call, outside the
 				// stores: it adds its own CPU to each.
-				c := Calibration{Set: o.Known.Seconds()}
-				c.TrueCPU, c.Spins = spinCost(clean, a.Name, base.Name, usable)
-				if c.Spins == 0 {
-					c.TrueCPU = c.Set
-				}
+				c := Calibration{TrueCPU: o.Known.Seconds()}
 				x, b := pairs(a.Name, metricNamed("CPU/call"))
 				c.N = len(x)
 				if len(x) >= 3 {

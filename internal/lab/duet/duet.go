@@ -81,13 +81,6 @@ type Measure struct {
 	// the same window, in milliseconds: the calls that ended between the
 	// instants the servers were read. Zero in rounds recorded before it.
 	P99 float64 `json:"p99_ms,omitempty"`
-	// Spins and SpinCPU are, for the known-answer arm, the spins its
-	// server read by their thread's CPU clock in the window and the CPU
-	// seconds they took (one spin in the server's sample, chosen at
-	// random): what its added work cost in the round. Zero for other arms
-	// (and in rounds recorded before them).
-	Spins   uint64  `json:"spins,omitempty"`
-	SpinCPU float64 `json:"spin_cpu_s,omitempty"`
 	// Failed says why the arm's figures cannot be used ("" when they can):
 	// the server or the driver failed.
 	Failed string `json:"failed,omitempty"`

@@ -41,9 +41,6 @@ type machine struct {
 	cpu, effect, spin   float64
 	speed               float64
 	window, quota, util float64
-	// read: the known arm's server reads one spin in 128 by its thread's
-	// CPU clock, each taking spin.
-	read bool
 }
 
 func newMachine(seed uint64) *machine {
@@ -69,12 +66,7 @@ func (m *machine) round(group string, index int) Round {
 		// wait, which the calls/s set (no draw of its own, so that the
 		// other figures stay those of the seed).
 		p99 := 3e3 * 10 / (float64(n) / m.window)
-		x := Measure{Arm: a.Name, Requests: n, Writes: n, CPU: cpu, Window: m.window, Quota: m.quota, P99: p99}
-		if a.Role == RoleKnown && m.read {
-			x.Spins = n / 128
-			x.SpinCPU = float64(x.Spins) * m.spin
-		}
-		r.Arms = append(r.Arms, x)
+		r.Arms = append(r.Arms, Measure{Arm: a.Name, Requests: n, Writes: n, CPU: cpu, Window: m.window, Quota: m.quota, P99: p99})
 	}
 	return r
 }
@@ -330,40 +322,6 @@ func TestCalibration(t *testing.T) {
 	assert.False(t, k.CallsOK(), "and the calls/s check")
 }
 
-// TestCalibrationReadsTheSpin: where the known arm's server read what its
-// spin took, that is the true value: a spin set to 2 µs that takes 2.4 µs
-// of CPU (interrupts charged to it) holds its reading; the control, the
-// same rounds without the reading, holds its set length against the same
-// interval and fails.
-func TestCalibrationReadsTheSpin(t *testing.T) {
-	o := DefaultOptions
-	o.Known = 2 * time.Microsecond
-	m := newMachine(3)
-	m.proc, m.spin, m.read = 0.01, 2.4e-6, true
-	rounds := m.rounds("g", 1, 20)
-	res, err := Analyse(groupsOf("g"), rounds, o)
-	require.NoError(t, err)
-	k := res.Groups[0].Known
-	require.NotNil(t, k)
-	assert.InDelta(t, 2.4e-6, k.TrueCPU, 1e-12, "the spin's reading")
-	assert.InDelta(t, 2e-6, k.Set, 1e-12)
-	assert.Positive(t, k.Spins)
-	assert.True(t, k.CPUOK(), "true %v in [%v, %v]", k.TrueCPU, k.CPU.Lo, k.CPU.Hi)
-	assert.True(t, k.CallsOK(), "implied %v in [%v, %v]", k.TrueCalls, k.Calls.Lo, k.Calls.Hi)
-
-	for i := range rounds {
-		for j := range rounds[i].Arms {
-			rounds[i].Arms[j].Spins, rounds[i].Arms[j].SpinCPU = 0, 0
-		}
-	}
-	res, err = Analyse(groupsOf("g"), rounds, o)
-	require.NoError(t, err)
-	k = res.Groups[0].Known
-	assert.InDelta(t, 2e-6, k.TrueCPU, 1e-12, "without a reading, the set length")
-	assert.Zero(t, k.Spins)
-	assert.False(t, k.CPUOK(), "the control: the set length is not what the spin took")
-}
-
 // TestGateDropsARoundForEveryArm, and a round under the limit stays.
 func TestGateDropsARoundForEveryArm(t *testing.T) {
 	tests := []struct {
@@ -442,9 +400,8 @@ func TestGroupPace(t *testing.T) {
 
 // TestReportGolden renders a fixed analysis; go test -update rewrites it.
 func TestReportGolden(t *testing.T) {
-	m, m2 := newMachine(11), newMachine(12)
-	m.read, m2.read = true, true
-	rounds := append(m.rounds("counter · go · 10", 1, 12), m2.rounds("bank-A · go · 10", 1, 12)...)
+	m := newMachine(11)
+	rounds := append(m.rounds("counter · go · 10", 1, 12), newMachine(12).rounds("bank-A · go · 10", 1, 12)...)
 	start := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
 	for i := range rounds {
 		rounds[i].Started = start.Add(time.Duration(i) * 2750 * time.Millisecond)

@@ -124,7 +124,7 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 		p("\n![%s](%s)\n", ForestTitle(r), h.Picture)
 	}
 	p("\n## Calibration: the A/A control and the known answer\n\n")
-	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is what the spin took, read in the same rounds by its thread's CPU clock around a sample of the spins, chosen at random (the length the spin is set to, where the rounds carry no such reading), and with an equal share of the CPU its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call). Isolated, one run after another, the spin reads its size (make study NAME=known-isolated); side by side, where the arms share a CPU, an arm that serves fewer calls reads more CPU per call than the work it adds, and \"true CPU outside\" says by how much (docs/methodology.md, \"What the known answer measures\").\n\n")
+	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and with an equal share of the CPU its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call). Isolated, one run after another, the spin reads its size (make study NAME=known-isolated); side by side, where the arms share a CPU, an arm that serves fewer calls reads more CPU per call than the work it adds, and \"true CPU outside\" says by how much (docs/methodology.md, \"What the known answer measures\").\n\n")
 	judged := r.Options.Judged()
 	p("| group | rounds kept |")
 	for _, m := range judged {

@@ -1280,8 +1280,6 @@ func (a *duetArm) read(ctx context.Context, first bool, held time.Duration) {
 		a.m.CPU = (usage - a.before.usage).Seconds()
 	}
 	a.m.Window = st.GetWindowSeconds() - a.before.stats.GetWindowSeconds()
-	a.m.Spins = st.GetCallWorkSamples() - a.before.stats.GetCallWorkSamples()
-	a.m.SpinCPU = st.GetCallWorkCpuSeconds() - a.before.stats.GetCallWorkCpuSeconds()
 	a.m.DriverCPU = dcpu - a.before.driver
 	a.m.Throttled = cg.Sub(a.before.cg).Throttled
 	if pieces != nil && a.before.pieces != nil {

@@ -1083,17 +1083,9 @@ type GetStatsResponse struct {
 	// one entry per workload the design serves. By the utilization law the
 	// busiest resource's busy time per command is the serial demand that
 	// bounds calls/s whatever the core count.
-	Serial []*SerialDemand `protobuf:"bytes,31,rep,name=serial,proto3" json:"serial,omitempty"`
-	// The known spin's own CPU (the server's -call-work), read by the
-	// thread's CPU clock around one spin in call_work_sample_every, chosen at
-	// random, since the server started (not reset with the window): how many
-	// spins were read and the CPU they took, in seconds. 0 without call work,
-	// or where the system has no thread CPU clock.
-	CallWorkSamples     uint64  `protobuf:"varint,32,opt,name=call_work_samples,json=callWorkSamples,proto3" json:"call_work_samples,omitempty"`
-	CallWorkCpuSeconds  float64 `protobuf:"fixed64,33,opt,name=call_work_cpu_seconds,json=callWorkCpuSeconds,proto3" json:"call_work_cpu_seconds,omitempty"`
-	CallWorkSampleEvery uint32  `protobuf:"varint,34,opt,name=call_work_sample_every,json=callWorkSampleEvery,proto3" json:"call_work_sample_every,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	Serial        []*SerialDemand `protobuf:"bytes,31,rep,name=serial,proto3" json:"serial,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1341,27 +1333,6 @@ func (x *GetStatsResponse) GetSerial() []*SerialDemand {
 		return x.Serial
 	}
 	return nil
-}
-
-func (x *GetStatsResponse) GetCallWorkSamples() uint64 {
-	if x != nil {
-		return x.CallWorkSamples
-	}
-	return 0
-}
-
-func (x *GetStatsResponse) GetCallWorkCpuSeconds() float64 {
-	if x != nil {
-		return x.CallWorkCpuSeconds
-	}
-	return 0
-}
-
-func (x *GetStatsResponse) GetCallWorkSampleEvery() uint32 {
-	if x != nil {
-		return x.CallWorkSampleEvery
-	}
-	return 0
 }
 
 // One store's serial resources over a GetStats window.
@@ -1672,7 +1643,7 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"\n" +
 	"CodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x8f\v\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xfb\t\n" +
 	"\x10GetStatsResponse\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12#\n" +
 	"\rtotal_balance\x18\x02 \x01(\x03R\ftotalBalance\x12#\n" +
@@ -1713,10 +1684,7 @@ const file_locklab_v1_locklab_proto_rawDesc = "" +
 	"walRecords\x12\x17\n" +
 	"\awork_ns\x18\x1d \x01(\x03R\x06workNs\x12.\n" +
 	"\x13sched_latency_count\x18\x1e \x01(\x04R\x11schedLatencyCount\x120\n" +
-	"\x06serial\x18\x1f \x03(\v2\x18.locklab.v1.SerialDemandR\x06serial\x12*\n" +
-	"\x11call_work_samples\x18  \x01(\x04R\x0fcallWorkSamples\x121\n" +
-	"\x15call_work_cpu_seconds\x18! \x01(\x01R\x12callWorkCpuSeconds\x123\n" +
-	"\x16call_work_sample_every\x18\" \x01(\rR\x13callWorkSampleEvery\x1aR\n" +
+	"\x06serial\x18\x1f \x03(\v2\x18.locklab.v1.SerialDemandR\x06serial\x1aR\n" +
 	"\x0eRpcCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
 	"\x05value\x18\x02 \x01(\v2\x14.locklab.v1.RpcCountR\x05value:\x028\x01\"\xf1\x02\n" +
