@@ -244,8 +244,8 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	// calls that ended before the interruption are summarised over the
 	// part of the window that ran, and Run returns ErrInterrupted with the
 	// summary.
-	var stoppedAt atomic.Int64 // unix ns; 0 while running
-	stop := context.AfterFunc(ctx, func() { stoppedAt.Store(time.Now().UnixNano()) })
+	var stoppedAt atomic.Pointer[time.Time] // nil while running
+	stop := context.AfterFunc(ctx, func() { at := time.Now(); stoppedAt.Store(&at) })
 	defer stop()
 	start := time.Now()
 	w := window{from: start.Add(cfg.Warmup), to: start.Add(cfg.Warmup + cfg.Duration)}
@@ -375,16 +375,17 @@ func ended(ctx context.Context, t time.Time) bool {
 }
 
 // endedAt is when ctx ended, if it has: its deadline, or when it was
-// cancelled (stoppedAt, unix ns).
-func endedAt(ctx context.Context, stoppedAt *atomic.Int64) (time.Time, bool) {
+// cancelled (stoppedAt, with its monotonic reading, so that the part of
+// the window that ran is measured on the clock the window is).
+func endedAt(ctx context.Context, stoppedAt *atomic.Pointer[time.Time]) (time.Time, bool) {
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
 		return dl, true
 	}
 	if ctx.Err() == nil {
 		return time.Time{}, false
 	}
-	if at := stoppedAt.Load(); at != 0 {
-		return time.Unix(0, at), true
+	if at := stoppedAt.Load(); at != nil {
+		return *at, true
 	}
 	return time.Now(), true // the AfterFunc that records the time has not run yet
 }
