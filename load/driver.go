@@ -253,7 +253,7 @@ func Run(ctx context.Context, cfg Config) (*summary.Summary, error) {
 	switch {
 	case cfg.Marks != nil:
 		done := make(chan struct{})
-		m, watched := watchMarks(cfg.Marks, start, done)
+		m, watched := watchMarks(cfg.Marks, done)
 		runClosed(ctx, callers, window{from: start, to: w.to}, m)
 		close(done)
 		<-watched // a mark sent before the run ended is the run's
@@ -414,18 +414,14 @@ type counts interface {
 func (w window) count(t time.Time) (int, bool) { return w.second(t), w.contains(t) }
 
 // marked is a window marked from outside while the run goes on
-// (Config.Marks). A mark is held as its offset from the run's start on
-// the monotonic clock, so the window is the marks' own span: a mark held
-// as wall-clock nanoseconds moved with the wall clock's slew (25 µs in
-// 38 ms, TestMarkedThenInterrupted).
+// (Config.Marks): nil until marked. A mark keeps its monotonic reading, so
+// the window is the marks' own span: held as wall-clock nanoseconds it
+// moved with the wall clock's slew (25 µs in 38 ms,
+// TestMarkedThenInterrupted).
 type marked struct {
-	base     time.Time    // the run's start, with its monotonic reading
-	from, to atomic.Int64 // nanoseconds since base; unmarked until n counts them
+	from, to atomic.Pointer[time.Time]
 	n        atomic.Int32
 }
-
-// unmarked is an offset no mark has.
-const unmarked = math.MinInt64
 
 // watchMarks takes the first two marks; it stops at the second, or when
 // done closes, after taking the marks sent by then: an interruption that
@@ -433,10 +429,8 @@ const unmarked = math.MinInt64
 // the window) may end the run before this goroutine ran, and the mark
 // waiting in the channel is still the window's end. The returned channel
 // closes when it has stopped.
-func watchMarks(marks <-chan time.Time, base time.Time, done <-chan struct{}) (*marked, <-chan struct{}) {
-	m := &marked{base: base}
-	m.from.Store(unmarked)
-	m.to.Store(unmarked)
+func watchMarks(marks <-chan time.Time, done <-chan struct{}) (*marked, <-chan struct{}) {
+	m := &marked{}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -468,29 +462,28 @@ func watchMarks(marks <-chan time.Time, base time.Time, done <-chan struct{}) (*
 
 // take records a mark: the window's start, then its end.
 func (m *marked) take(t time.Time) {
-	if m.n.Load() == 0 {
-		m.from.Store(int64(t.Sub(m.base)))
+	if m.n.Add(1) == 1 {
+		m.from.Store(&t)
 	} else {
-		m.to.Store(int64(t.Sub(m.base)))
+		m.to.Store(&t)
 	}
-	m.n.Add(1)
 }
 
 func (m *marked) count(t time.Time) (int, bool) {
-	from, to, at := m.from.Load(), m.to.Load(), int64(t.Sub(m.base))
-	if from == unmarked || at < from || (to != unmarked && at >= to) {
+	from, to := m.from.Load(), m.to.Load()
+	if from == nil || t.Before(*from) || (to != nil && !t.Before(*to)) {
 		return 0, false
 	}
-	return int((at - from) / int64(time.Second)), true
+	return int(t.Sub(*from) / time.Second), true
 }
 
 // window is the marked window, once both marks came.
 func (m *marked) window() (from, to time.Time, ok bool) {
 	f, t := m.from.Load(), m.to.Load()
-	if f == unmarked || t == unmarked {
+	if f == nil || t == nil {
 		return time.Time{}, time.Time{}, false
 	}
-	return m.base.Add(time.Duration(f)), m.base.Add(time.Duration(t)), true
+	return *f, *t, true
 }
 
 // runClosed lets every caller call back to back until the run ends (run's

@@ -366,14 +366,15 @@ func Asks(res Result, done map[string]int, target float64) map[string]int {
 
 // Reachable is, for each group, the rounds in all that the widest of its
 // intervals within reach asks: an interval is within reach when the rounds
-// it asks (as Asks counts them) are at most reach[g], the group's rounds
-// so far and every round the budget has left. An interval beyond it, such
+// it asks (as Asks counts them) are at most the group's rounds so far and
+// every round the budget has left (left, all of them to that group). An
+// interval beyond it, such
 // as a tail percentile whose effect lies at the equivalence margin, cannot
 // reach the target in this run whatever it is given; read alone, it would
 // take the whole budget from the intervals that can (WithinBudget). A
 // group none of whose intervals is within reach, or that is within the
 // target, asks for the rounds it has. Widths only, as Rounds.
-func Reachable(res Result, done map[string]int, target float64, reach map[string]int) map[string]int {
+func Reachable(res Result, done map[string]int, target float64, left int) map[string]int {
 	out := make(map[string]int, len(done))
 	for g, n := range done {
 		out[g] = n
@@ -382,7 +383,7 @@ func Reachable(res Result, done map[string]int, target float64, reach map[string
 			continue
 		}
 		for _, w := range ws {
-			if ask := paired.PlanBlocks(n, w, target, math.MaxInt32); ask <= reach[g] {
+			if ask := paired.PlanBlocks(n, w, target, math.MaxInt32); ask <= n+max(left, 0) {
 				out[g] = max(out[g], ask)
 			}
 		}

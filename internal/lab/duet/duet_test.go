@@ -267,15 +267,15 @@ func TestWithinBudgetReachableFirst(t *testing.T) {
 	want, ask := Rounds(res, done, 0.02, 60), Asks(res, done, 0.02)
 	require.Equal(t, map[string]int{"tail": 60, "calls": 27}, want)
 	require.Equal(t, map[string]int{"tail": 180, "calls": 27}, ask)
-	reachable := Reachable(res, done, 0.02, map[string]int{"tail": 60, "calls": 52})
+	reachable := Reachable(res, done, 0.02, 40)
 	assert.Equal(t, map[string]int{"tail": 32, "calls": 27}, reachable, "the tail's 180 is beyond reach")
 
 	assert.Equal(t, map[string]int{"tail": 32, "calls": 27}, WithinBudget(done, want, ask, reachable, 27))
 	assert.Equal(t, map[string]int{"tail": 45, "calls": 27}, WithinBudget(done, want, ask, reachable, 40), "what is left goes to the tail")
 	assert.Equal(t, map[string]int{"tail": 47, "calls": 12}, WithinBudget(done, want, ask, nil, 27), "the control: the tail takes it all")
 
-	assert.Equal(t, done, Reachable(res, done, 0.02, done), "no budget left: nothing within reach")
-	assert.Equal(t, done, Reachable(res, done, 0, map[string]int{"tail": 60, "calls": 52}), "no target")
+	assert.Equal(t, done, Reachable(res, done, 0.02, 0), "no budget left: nothing within reach")
+	assert.Equal(t, done, Reachable(res, done, 0, 40), "no target")
 }
 
 // TestPerLook: one look places half the rounds the budget has left, at

@@ -528,11 +528,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 			}
 			per := time.Since(started) / time.Duration(ran)
 			left := int((cfg.TimeBudget - time.Since(started)) / per)
-			reach := map[string]int{}
-			for g, n := range done {
-				reach[g] = n + max(left, 0)
-			}
-			ask, reachable := duet.Asks(res, done, cfg.Gate.Precision), duet.Reachable(res, done, cfg.Gate.Precision, reach)
+			ask, reachable := duet.Asks(res, done, cfg.Gate.Precision), duet.Reachable(res, done, cfg.Gate.Precision, left)
 			want = duet.WithinBudget(done, want, ask, reachable, duet.PerLook(left))
 		}
 		more := false
