@@ -168,6 +168,9 @@ type Group struct {
 	// median of them over the rounds ("mutex wake-ups/call").
 	Anatomy []Estimate
 	Medians map[string]float64
+	// Wakeup is what a wake-up cost, from the A/A pair; nil where the
+	// group has no twin or its rounds carry no wake-ups.
+	Wakeup *WakeupCost
 	// Known is the calibration; nil where the group has no known arm.
 	Known *Calibration
 	// Unpaired is, per design and metric ("inputQ calls/s"), the interval
@@ -582,6 +585,21 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 				e := Estimate{Design: a.Name, Metric: m.Name, Unpaired: unpairedHalfWidth(x, b)}
 				e.Robust, _ = paired.Yuen(logRatios(x, b), o.Alpha)
 				g.Anatomy = append(g.Anatomy, e)
+			}
+		}
+		if twin, ok := roleArm(g.Arms, RoleTwin); ok {
+			var dw, dc []float64
+			for _, r := range clean {
+				mt, okt := usable(r, twin.Name)
+				mb, okb := usable(r, base.Name)
+				// Rounds recorded before the counts were read carry zeros.
+				if okt && okb && mt.Wakeups > 0 && mb.Wakeups > 0 {
+					dw = append(dw, mt.WakeupsPerCall()-mb.WakeupsPerCall())
+					dc = append(dc, mt.CPUPerCall()-mb.CPUPerCall())
+				}
+			}
+			if w, ok := fitWakeupCost(dw, dc, o.Alpha); ok {
+				g.Wakeup = &w
 			}
 		}
 		res.Groups = append(res.Groups, g)

@@ -210,6 +210,15 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 				p("\n")
 			}
 		}
+		if slices.ContainsFunc(r.Groups, func(g Group) bool { return g.Wakeup != nil }) {
+			p("\nWhat a wake-up cost, read from the A/A pair: the twin runs the baseline's code on the same calls, so round by round its CPU per call differs from the baseline's only by how its work was split and by each process's own luck. The twin's CPU per call less the baseline's, fitted by least squares on its wake-ups per call less the baseline's: the slope is the server CPU one wake-up cost here, the share is how much of the pair's spread in CPU per call the wake-ups account for, a part of the A/A floor that a machine whose context switches cost less would not carry.\n\n")
+			p("| group | rounds | server CPU a wake-up cost | share of the A/A pair's spread in CPU per call |\n| --- | --- | --- | --- |\n")
+			for _, g := range r.Groups {
+				if w := g.Wakeup; w != nil {
+					p("| %s | %d | %+.1f µs [%+.1f, %+.1f] | %.0f%% |\n", g.Name, w.N, w.PerWakeup*1e6, w.Lo*1e6, w.Hi*1e6, 100*w.R2)
+				}
+			}
+		}
 	}
 	p("\n## Rounds\n\n")
 	p("A round is dropped for every arm when steal or foreign CPU on either CPU set passed the gate's limit; an arm's figure in a kept round is left out when its server failed, or used less than %s of its quota while the drivers' CPUs were saturated (its driver set the pace).\n\n", paired.PctAbs(r.Options.MinUtil))

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -17,7 +18,15 @@ import (
 )
 
 // The runner starts a goroutine per process; none may outlive a test.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The test binary started with echoChild set is BenchmarkProcessSwitch's
+// other process instead.
+func TestMain(m *testing.M) {
+	if os.Getenv(echoChild) != "" {
+		echo()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // defaultOptions are the flags' defaults (cmd/compare declares the same).
 func defaultOptions() Options {
