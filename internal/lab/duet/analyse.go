@@ -371,12 +371,12 @@ func Asks(res Result, done map[string]int, target float64) map[string]int {
 // intervals within reach asks: an interval is within reach when the rounds
 // it asks (as Asks counts them) are at most the group's rounds so far and
 // every round the budget has left (left, all of them to that group). An
-// interval beyond it, such
-// as a tail percentile whose effect lies at the equivalence margin, cannot
-// reach the target in this run whatever it is given; read alone, it would
-// take the whole budget from the intervals that can (WithinBudget). A
-// group none of whose intervals is within reach, or that is within the
-// target, asks for the rounds it has. Widths only, as Rounds.
+// interval beyond it, such as a tail percentile whose effect lies at the
+// equivalence margin, cannot reach the target in this run whatever it is
+// given; read alone, it would take the whole budget from the intervals
+// that can (WithinBudget). A group none of whose intervals is within
+// reach, or that is within the target, asks for the rounds it has. Widths
+// only, as Rounds.
 func Reachable(res Result, done map[string]int, target float64, left int) map[string]int {
 	out := make(map[string]int, len(done))
 	for g, n := range done {

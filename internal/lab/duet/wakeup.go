@@ -37,21 +37,16 @@ func fitWakeupCost(dw, dc []float64, alpha float64) (WakeupCost, bool) {
 	if n < minWakeupRounds || n != len(dc) {
 		return WakeupCost{}, false
 	}
-	mean := stat.Mean(dw, nil)
-	var sxx float64
-	for _, x := range dw {
-		sxx += (x - mean) * (x - mean)
-	}
+	// The sums of squares, from the variances the fit reads: the spread of
+	// the wake-ups, and what the fit leaves of the CPU's.
+	sxx := stat.Variance(dw, nil) * float64(n-1)
 	if sxx == 0 {
 		return WakeupCost{}, false
 	}
 	a, b := stat.LinearRegression(dw, dc, nil, false)
-	var ssr float64
-	for i := range dw {
-		e := dc[i] - a - b*dw[i]
-		ssr += e * e
-	}
+	r2 := stat.RSquared(dw, dc, nil, a, b)
+	ssr := (1 - r2) * stat.Variance(dc, nil) * float64(n-1)
 	se := math.Sqrt(ssr / float64(n-2) / sxx)
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(1 - alpha/2)
-	return WakeupCost{PerWakeup: b, Lo: b - t*se, Hi: b + t*se, R2: stat.RSquared(dw, dc, nil, a, b), N: n}, true
+	return WakeupCost{PerWakeup: b, Lo: b - t*se, Hi: b + t*se, R2: r2, N: n}, true
 }
