@@ -274,6 +274,17 @@ var Studies = []Study{
 		Plans: twiceEach(schedRuns, "normal", "batch"),
 		Desc:  "SCHED_BATCH against the kernel's default scheduling for the servers side by side, the default plan's five groups for 12 rounds each, twice in alternation: whether batch's narrower intervals are the method's or the hour's",
 	},
+	// warmup asks how long a round's drivers should warm its fresh
+	// servers before the window opens: the default plan with the
+	// runner's 400 ms and with 1600 ms, twice each in alternation, so that
+	// a process's first seconds, if they are its noisiest, show as the
+	// narrower rounds of the longer warm-up, set against the rounds it
+	// costs.
+	{
+		Name: "warmup", Engine: Runner, Out: "warmup", Budget: 18 * time.Minute,
+		Plans: twiceEach(alternated+"-warmup ", "400ms", "1600ms"),
+		Desc:  "how long a side-by-side round warms its fresh servers before the window: the default plan's five groups with a warm-up of 400 ms and of 1600 ms, 12 rounds each, twice in alternation",
+	},
 	// turns asks whether giving the server CPUs to one arm at a time, in
 	// turns of a few milliseconds, removes side by side's excess on the
 	// known spin, against equal weights in the same run.
