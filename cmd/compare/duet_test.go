@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +109,11 @@ func TestDuetEndToEnd(t *testing.T) {
 	}
 	// The rounds table: every round kept, and what a round took.
 	assert.Regexp(t, `\| counter · h2load · 8 \| 3 \| \d+\.\d\d s \| 0 \|`, string(md))
+	// The setup names the machine: the same plan can answer differently on
+	// another CPU model.
+	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.QuoteMeta("- the machine: ")+`[^\n]+`+regexp.QuoteMeta(fmt.Sprintf(", %d CPUs, Linux %s (", runtime.NumCPU(), strings.TrimSpace(string(release)))), string(md))
 	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))
 	again, err := parseFlags([]string{"-rerender", out}, os.Stderr)
 	require.NoError(t, err)

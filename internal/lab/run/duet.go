@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -581,6 +582,10 @@ type duetMeta struct {
 	Sched    string                   `json:"sched,omitempty"`
 	Slice    time.Duration            `json:"slice,omitempty"`
 	MaxForgn float64                  `json:"max_foreign"`
+	// CPUModel and Kernel are the machine's (hostFacts): the same plan can
+	// answer differently on another CPU model.
+	CPUModel string `json:"cpu_model,omitempty"`
+	Kernel   string `json:"kernel,omitempty"`
 	// Runtimes are the server binaries of a plan that builds each design
 	// with several Go releases, each with its `go version -m`.
 	Runtimes []record.RuntimeBuild `json:"runtimes,omitempty"`
@@ -595,6 +600,8 @@ func (r *duetRunner) options() duet.Options {
 func (r *duetRunner) writeMeta(started time.Time) error {
 	m := duetMeta{Command: r.cfg.Command, Commit: r.commit, Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
 		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, Sched: r.cfg.Duet.Sched, Slice: r.cfg.Duet.Slice, MaxForgn: r.cfg.Gate.MaxForeign}
+	m.CPUModel, m.Kernel = hostFacts()
+	m.Setup = append(m.Setup, machineLine(m.CPUModel, runtime.NumCPU(), m.Kernel))
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
 		if w := r.cfg.windowOf(g); w != r.cfg.Duration {
@@ -646,6 +653,17 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	m.Setup = append(m.Setup, fmt.Sprintf("every round: fresh servers started in an order drawn per round (seed %d), a %v warm-up, then %s, %s; a round is dropped when steal or foreign CPU on either set passed %s",
 		r.cfg.Seed, r.cfg.Warmup, windowsText(r.cfg, r.groups), read, paired.PctAbs(r.cfg.Gate.MaxForeign)))
 	return record.WriteJSON(filepath.Join(r.cfg.Out, DuetMetaFile), m)
+}
+
+// machineLine is the Setup's first line: the machine the rounds ran on.
+func machineLine(cpuModel string, cpus int, kernel string) string {
+	if cpuModel == "" {
+		cpuModel = "a CPU whose model /proc/cpuinfo does not name"
+	}
+	if kernel == "" {
+		kernel = "a release /proc does not give"
+	}
+	return fmt.Sprintf("the machine: %s, %d CPUs, Linux %s (the same plan can answer differently on another CPU model: compare reports measured on the same one)", cpuModel, cpus, kernel)
 }
 
 // quota is each arm's CPU in a group, in CPUs: its quota, or with equal

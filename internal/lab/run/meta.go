@@ -45,11 +45,8 @@ func newMeta(cfg Config, na []plan.NA) record.Meta {
 	for _, w := range cfg.Workloads {
 		m.Workloads = append(m.Workloads, w.Name)
 	}
-	m.CPUModel = procField("/proc/cpuinfo", "model name")
+	m.CPUModel, m.Kernel = hostFacts()
 	m.MemTotal = procField("/proc/meminfo", "MemTotal")
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
 	m.Hostname, _ = os.Hostname()
 	for _, name := range cfg.Drivers {
 		d, _ := LookupDriver(name)
@@ -93,6 +90,19 @@ func gitDirty(dir string) bool {
 		args = append([]string{"-C", dir}, args...)
 	}
 	return output("git", args...) != ""
+}
+
+// hostFacts is what a results folder records of the machine it was measured
+// on: its CPU's model name ("" where /proc/cpuinfo names none, as on many
+// arm64 kernels) and the kernel's release. The same code can answer
+// differently on another CPU model, so a reader comparing two folders
+// reads them here.
+func hostFacts() (cpuModel, kernel string) {
+	cpuModel = procField("/proc/cpuinfo", "model name")
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = strings.TrimSpace(string(b))
+	}
+	return cpuModel, kernel
 }
 
 func procField(path, key string) string {
