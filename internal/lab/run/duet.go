@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -601,7 +600,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	m := duetMeta{Command: r.cfg.Command, Commit: r.commit, Started: started.UTC(), Options: r.options(), Groups: map[string][]duet.Arm{},
 		Window: r.cfg.Duration, Warmup: r.cfg.Warmup, Seed: r.cfg.Seed, CPU: r.cfg.Duet.CPU, Sched: r.cfg.Duet.Sched, Slice: r.cfg.Duet.Slice, MaxForgn: r.cfg.Gate.MaxForeign}
 	m.CPUModel, m.Kernel = hostFacts()
-	m.Setup = append(m.Setup, machineLine(m.CPUModel, runtime.NumCPU(), m.Kernel))
+	m.Setup = append(m.Setup, machineLine(m.CPUModel, r.cfg.NumCPU, m.Kernel))
 	for _, g := range r.groups {
 		m.Groups[g.name] = g.arms
 		if w := r.cfg.windowOf(g); w != r.cfg.Duration {
