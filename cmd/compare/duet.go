@@ -63,7 +63,7 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		" (weight: groups of equal weight, a fair share each with no throttling, and where the flag is not given a group whose drivers cannot keep up under weights runs under quotas if they keep up there; turns: one server at a time holds them, in turns of -duet-turn, the others stopped; quota: an equal fixed quota each, -server-share of the CPUs in all; none: the control, their threads compete)")
 	fs.DurationVar(&o.DuetTurn, "duet-turn", 0, "duet with -duet-cpu turns: how long each arm holds the server CPUs before the next takes them ("+run.MinTurn.String()+" to "+run.MaxTurn.String()+"; default "+run.DefaultTurn.String()+")")
 	fs.StringVar(&o.DuetSched, "duet-sched", run.DuetScheds[0], "duet: how the servers' threads are scheduled: "+strings.Join(run.DuetScheds, ", ")+
-		" (batch: SCHED_BATCH, a server woken by a call does not preempt another arm's on the CPU; normal: the kernel's default, a waking thread may)")
+		" (batch: SCHED_BATCH, a server woken by a call does not preempt another arm's on the CPU; normal: the kernel's default, a waking thread may; default batch, and normal where the plan is over a database, where batch was not measured)")
 	fs.Var(sliceFlag{&o.DuetSlice}, "duet-slice", "duet: each server thread's scheduler slice, the same for every arm ("+run.MinSlice.String()+" to "+run.MaxSlice.String()+", or kernel: the kernel's own, about a millisecond; default "+run.DefaultSlice.String()+" where the kernel keeps a custom slice, Linux 6.12 or later, and the kernel's own where it does not or the plan is over a database; given, a slice the kernel does not keep is refused): a longer one switches among the arms' servers less often")
 	fs.StringVar(&o.DuetMetrics, "duet-metrics", "", "duet: the metrics every comparison is judged on, of "+strings.Join(duet.MetricNames(), ", ")+
 		" (default "+strings.Join(duet.DefaultMetricNames(), ",")+"); p99 is the callers' tail over each round's window")
@@ -83,6 +83,9 @@ func duetFlags(fs *flag.FlagSet, o *run.Options) func(given map[string]bool) err
 		}
 		if !given["duet-cpu"] {
 			o.DuetCPU = "" // weight, and quotas for a group whose drivers cannot keep up under weights
+		}
+		if !given["duet-sched"] {
+			o.DuetSched = "" // batch, and the kernel's default over a database
 		}
 		if !given["duration"] {
 			o.Duration = duetWindow

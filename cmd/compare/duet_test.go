@@ -114,6 +114,7 @@ func TestDuetEndToEnd(t *testing.T) {
 	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.QuoteMeta("- the machine: ")+`[^\n]+`+regexp.QuoteMeta(fmt.Sprintf(", %d CPUs, Linux %s (", runtime.NumCPU(), strings.TrimSpace(string(release)))), string(md))
+	assert.Contains(t, string(md), "scheduled SCHED_BATCH", "the servers run under batch by default, and the setup says so")
 	require.NoError(t, os.Remove(filepath.Join(out, "report.md")))
 	again, err := parseFlags([]string{"-rerender", out}, os.Stderr)
 	require.NoError(t, err)

@@ -67,6 +67,22 @@ func TestParseFlags(t *testing.T) {
 		assert.Equal(t, tt.want, cmd.cfg.Duet.Slice, tt.args)
 		assert.Equal(t, tt.fallback, cmd.cfg.Duet.SliceFallback, tt.args)
 	}
+	// The servers' scheduling: batch by default, giving way to the
+	// kernel's default over a database; a policy given is kept to.
+	for _, tt := range []struct {
+		args     []string
+		want     string
+		fallback bool
+	}{
+		{nil, run.SchedBatch, true},
+		{[]string{"-duet-sched", "batch"}, run.SchedBatch, false},
+		{[]string{"-duet-sched", "normal"}, run.SchedNormal, false},
+	} {
+		cmd, err = parseFlags(tt.args, io.Discard)
+		require.NoError(t, err, tt.args)
+		assert.Equal(t, tt.want, cmd.cfg.Duet.Sched, tt.args)
+		assert.Equal(t, tt.fallback, cmd.cfg.Duet.SchedFallback, tt.args)
+	}
 	// The rounds' budget is what the job's start leaves of its whole
 	// budget, at most the rounds' own and at least a second; a budget
 	// given is kept to.

@@ -21,6 +21,10 @@ type Header struct {
 	Setup []string
 	// Notes are lines the runner adds (what ran isolated, and why).
 	Notes []string
+	// Before says, where the rounds were run under a default the method
+	// has since changed, what they ran under: at the top, until the study
+	// is run again ("" for none).
+	Before string
 	// Picture is the forest plot's file beside the report ("" for none),
 	// shown under the answer.
 	Picture string
@@ -85,6 +89,9 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# %s\n\n", h.Title)
 	p("Measured side by side (duet): in every round each arm ran on a fresh server of its own, all at the same moment on the same server CPUs, each with an equal share of them (the Setup says how), each driven by its own driver; each comparison pairs the arms within a round.\n\n")
+	if h.Before != "" {
+		p("%s\n\n", h.Before)
+	}
 	if h.Command != "" {
 		p("Command: `%s`", h.Command)
 		if h.Commit != "" {

@@ -366,7 +366,7 @@ func duetOf(o Options) (string, Duet, error) {
 	if !slices.Contains(Measures, m) {
 		return "", Duet{}, fmt.Errorf("-measure %q: want %s", o.Measure, strings.Join(Measures, " or "))
 	}
-	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Fallback: o.DuetCPU == "", Sched: cmp.Or(o.DuetSched, DuetScheds[0]), Slice: o.DuetSlice, Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
+	d := Duet{Known: o.Known, Share: cmp.Or(o.ServerShare, DefaultShare), CPU: cmp.Or(o.DuetCPU, DuetCPUs[0]), Fallback: o.DuetCPU == "", Sched: cmp.Or(o.DuetSched, DuetScheds[0]), SchedFallback: o.DuetSched == "", Slice: o.DuetSlice, Windows: o.DriverWindows, Turn: cmp.Or(o.DuetTurn, DefaultTurn)}
 	switch o.DuetSlice {
 	case 0:
 		d.Slice, d.SliceFallback = DefaultSlice, true

@@ -107,6 +107,9 @@ type Duet struct {
 	Windows map[string]time.Duration
 	// Sched is how the servers' threads are scheduled: one of DuetScheds.
 	Sched string
+	// SchedFallback lets Sched give way to the kernel's default in a plan
+	// over a database (resolveSched): set where -duet-sched was not given.
+	SchedFallback bool
 	// Slice is the servers' threads' scheduler slice (setSlice); 0 is
 	// the kernel's own.
 	Slice time.Duration
@@ -198,19 +201,17 @@ const (
 // SchedBatch starts every server under SCHED_BATCH (chrt --batch 0, which
 // the server's threads and its database inherit), so that a server woken
 // by a call does not preempt another arm's server on the CPU: the running
-// one keeps it until it blocks or the tick takes it. SchedNormal, the
-// kernel's default, lets a waking thread preempt the running one, which
-// taxes an arm for every microsecond it spends on the CPU, the more the
-// more its co-runners wake. Measured both ways for the same rounds
-// (docs/results/sched/), batch did not measure better: it cut the servers'
-// wake-ups per second by a third or more, but the known spin still
-// read more than its size in every group, the Go driver could no longer
-// keep the servers busy at 100 callers (an A/A pair differed there), and
-// the inputQ's figures moved toward the isolated ones at 10 callers and
-// away from them under h2load. So the kernel's default stays, and batch is
-// there to measure again. The drivers always keep the default: a driver
-// that waits for the running one to block delays every call of a closed
-// loop.
+// one keeps it until it blocks or its slice ends. SchedNormal, the
+// kernel's default, lets a waking thread preempt the running one, and each
+// such switch costs the arm switched out and the one switched in. Batch is
+// the default: run in alternation with the kernel's default, twice on two
+// days (docs/results/sched-alt/ and its history), it left the A/A pair a
+// round about 0.6 of the variance and read the known spin inside its
+// interval about as often (docs/methodology.md, the choices table). A
+// plan over a database keeps the kernel's default unless -duet-sched asks
+// for batch (resolveSched): batch was not measured there. The drivers
+// always keep the default: a driver that waits for the running one to
+// block delays every call of a closed loop.
 const (
 	SchedNormal = "normal"
 	SchedBatch  = "batch"
@@ -218,7 +219,18 @@ const (
 
 // DuetScheds are the ways the servers' threads can be scheduled, the
 // default first.
-var DuetScheds = []string{SchedNormal, SchedBatch}
+var DuetScheds = []string{SchedBatch, SchedNormal}
+
+// resolveSched gives a plan over a database the kernel's default
+// scheduling where -duet-sched was not given, and says so for the
+// report's setup (note).
+func resolveSched(d Duet, overDB bool) (_ Duet, note string) {
+	if !overDB || !d.SchedFallback || d.Sched == SchedNormal {
+		return d, ""
+	}
+	d.Sched = SchedNormal
+	return d, "the servers' threads (and their databases') keep the kernel's default scheduling, as every plan over a database does unless -duet-sched asks for batch: batch was measured without a database only"
+}
 
 // schedArgv is argv started under the scheduling policy sched.
 func schedArgv(sched string, argv []string) []string {
@@ -434,6 +446,9 @@ type duetRunner struct {
 	// sliceNote says, for the setup, that the default slice gave way to
 	// the kernel's own (resolveSlice).
 	sliceNote string
+	// schedNote says, for the setup, that a plan over a database kept
+	// the kernel's default scheduling (resolveSched).
+	schedNote string
 	// commit is the work tree's commit when the runner started (with
 	// "+dirty" if its code had changed): what ran, whatever is edited
 	// while the rounds run.
@@ -464,6 +479,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	if r.cfg.Duet, r.sliceNote, err = resolveSlice(cfg.Duet, overDB, sliceKept); err != nil {
 		return err
 	}
+	r.cfg.Duet, r.schedNote = resolveSched(r.cfg.Duet, overDB)
 	if cfg.Duet.CPU != CPUNone {
 		if r.ctl, err = cgroup.Open("/sys/fs/cgroup"); err != nil {
 			return err
@@ -633,8 +649,13 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 		}
 		m.Setup = append(m.Setup, fmt.Sprintf("every design built by each Go release, %s (duet.json has each binary's `go version -m`), all in the same rounds: a design built by a later release is compared with itself built by %s; the A/A twin, the known answer and noop are %s's", strings.Join(vs, ", "), rts[0], rts[0]))
 	}
-	if r.cfg.Duet.Sched == SchedBatch {
+	switch {
+	case r.cfg.Duet.Sched == SchedBatch:
 		m.Setup = append(m.Setup, "the servers' threads (and their databases') scheduled SCHED_BATCH: a server woken by a call does not preempt another arm's on the CPU")
+	case r.schedNote != "":
+		m.Setup = append(m.Setup, r.schedNote)
+	default:
+		m.Setup = append(m.Setup, "the servers' threads (and their databases') under the kernel's default scheduling (-duet-sched normal): a server woken by a call may preempt another arm's on the CPU")
 	}
 	if r.cfg.Duet.Slice > 0 {
 		m.Setup = append(m.Setup, fmt.Sprintf("the servers' threads (and their databases') each given a scheduler slice of %v (the kernel's own is about a millisecond): the kernel switches among the arms' servers less often", r.cfg.Duet.Slice))
@@ -1351,6 +1372,23 @@ func tailOf(path string) string {
 	return s
 }
 
+// beforeBatch is the report's opening note for rounds recorded before the
+// servers ran under SCHED_BATCH by default (DuetScheds), under the
+// kernel's default scheduling: their setup has no line on it, which every
+// run records since. Plans over a database keep the kernel's default
+// (resolveSched) and get none.
+func beforeBatch(m duetMeta) string {
+	if m.Sched == SchedBatch {
+		return ""
+	}
+	for _, s := range m.Setup {
+		if strings.Contains(s, "scheduling") || strings.HasPrefix(s, "over a database") {
+			return ""
+		}
+	}
+	return "**Made before side-by-side servers ran under SCHED_BATCH by default.** Here they ran under the kernel's default scheduling, where a server woken by a call may preempt another arm's; batch, which measured narrower intervals in alternation with it, has been the default since for every plan not over a database (docs/methodology.md, the choices table). These figures stand for the kernel's default until the study is run again."
+}
+
 // WriteDuetReport analyses a duet results directory's rounds.jsonl and
 // writes its report.md; -rerender calls it on a finished directory.
 func WriteDuetReport(dir string, out io.Writer) error {
@@ -1403,7 +1441,7 @@ func WriteDuetReport(dir string, out io.Writer) error {
 	if m.Command != "" {
 		title = "Side by side: " + m.Command
 	}
-	if err := duet.WriteMarkdown(f, duet.Header{Title: title, Command: m.Command, Commit: m.Commit, Setup: m.Setup, Picture: picture}, res); err != nil {
+	if err := duet.WriteMarkdown(f, duet.Header{Title: title, Command: m.Command, Commit: m.Commit, Setup: m.Setup, Picture: picture, Before: beforeBatch(m)}, res); err != nil {
 		return err
 	}
 	for _, g := range res.Groups {

@@ -84,6 +84,45 @@ func TestSchedArgv(t *testing.T) {
 	assert.Equal(t, []string{"x"}, schedArgv(SchedNormal, []string{"x"}))
 }
 
+// TestResolveSched: a plan over a database keeps the kernel's default
+// scheduling where -duet-sched was not given, and its setup says so; the
+// controls, a plan without a database and a policy asked for, keep theirs.
+func TestResolveSched(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		in       Duet
+		overDB   bool
+		want     string
+		withNote bool
+	}{
+		{"default over a database", Duet{Sched: SchedBatch, SchedFallback: true}, true, SchedNormal, true},
+		{"default without one", Duet{Sched: SchedBatch, SchedFallback: true}, false, SchedBatch, false},
+		{"batch asked for over a database", Duet{Sched: SchedBatch}, true, SchedBatch, false},
+		{"normal asked for", Duet{Sched: SchedNormal}, false, SchedNormal, false},
+	} {
+		got, note := resolveSched(tt.in, tt.overDB)
+		assert.Equal(t, tt.want, got.Sched, tt.name)
+		assert.Equal(t, tt.withNote, note != "", tt.name)
+	}
+}
+
+// TestBeforeBatch: a report whose rounds ran under the kernel's default
+// scheduling before batch became the default opens by saying so, and
+// WriteMarkdown puts it above the command; the controls, rounds under
+// batch, rounds whose setup records their scheduling (every run since)
+// and rounds over a database, which keep the kernel's default, do not.
+func TestBeforeBatch(t *testing.T) {
+	old := duetMeta{Sched: SchedNormal, Setup: []string{"every round: fresh servers"}}
+	note := beforeBatch(old)
+	require.NotEmpty(t, note)
+	var b strings.Builder
+	require.NoError(t, duet.WriteMarkdown(&b, duet.Header{Title: "t", Command: "make compare", Before: note}, duet.Result{}))
+	assert.Less(t, strings.Index(b.String(), note), strings.Index(b.String(), "Command: `make compare`"), "the note opens the report")
+	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedBatch, Setup: old.Setup}), "under batch")
+	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{"the servers' threads (and their databases') under the kernel's default scheduling (-duet-sched normal): x"}}), "asked for since")
+	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{"over a database: each arm's server starts a private MariaDB"}}), "over a database")
+}
+
 // TestDuetApplies: the plans side-by-side rounds cannot run say why, and
 // run isolated; the control, the default plan, runs side by side.
 func TestDuetApplies(t *testing.T) {
