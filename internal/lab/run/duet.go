@@ -229,8 +229,18 @@ func resolveSched(d Duet, overDB bool) (_ Duet, note string) {
 		return d, ""
 	}
 	d.Sched = SchedNormal
-	return d, "the servers' threads (and their databases') keep the kernel's default scheduling, as every plan over a database does unless -duet-sched asks for batch: batch was measured without a database only"
+	return d, setupNormalDB
 }
+
+// The setup's line on the servers' scheduling, one of which every run
+// records (writeMeta); beforeBatch reads their absence.
+const (
+	setupBatch    = "the servers' threads (and their databases') scheduled SCHED_BATCH: a server woken by a call does not preempt another arm's on the CPU"
+	setupNormal   = "the servers' threads (and their databases') under the kernel's default scheduling (-duet-sched normal): a server woken by a call may preempt another arm's on the CPU"
+	setupNormalDB = "the servers' threads (and their databases') keep the kernel's default scheduling, as every plan over a database does unless -duet-sched asks for batch: batch was measured without a database only"
+	// setupOverDB opens the setup's line of a plan over a database.
+	setupOverDB = "over a database: "
+)
 
 // schedArgv is argv started under the scheduling policy sched.
 func schedArgv(sched string, argv []string) []string {
@@ -651,11 +661,11 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 	}
 	switch {
 	case r.cfg.Duet.Sched == SchedBatch:
-		m.Setup = append(m.Setup, "the servers' threads (and their databases') scheduled SCHED_BATCH: a server woken by a call does not preempt another arm's on the CPU")
+		m.Setup = append(m.Setup, setupBatch)
 	case r.schedNote != "":
 		m.Setup = append(m.Setup, r.schedNote)
 	default:
-		m.Setup = append(m.Setup, "the servers' threads (and their databases') under the kernel's default scheduling (-duet-sched normal): a server woken by a call may preempt another arm's on the CPU")
+		m.Setup = append(m.Setup, setupNormal)
 	}
 	if r.cfg.Duet.Slice > 0 {
 		m.Setup = append(m.Setup, fmt.Sprintf("the servers' threads (and their databases') each given a scheduler slice of %v (the kernel's own is about a millisecond): the kernel switches among the arms' servers less often", r.cfg.Duet.Slice))
@@ -664,7 +674,7 @@ func (r *duetRunner) writeMeta(started time.Time) error {
 		m.Setup = append(m.Setup, r.sliceNote)
 	}
 	if r.db != nil {
-		m.Setup = append(m.Setup, fmt.Sprintf("over a database: each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
+		m.Setup = append(m.Setup, fmt.Sprintf(setupOverDB+"each arm's server starts a private MariaDB, which joins the arm's CPU group, its data directory copied from one installed before the first round, its files on a tmpfs (%s): a commit costs the database CPU, not a flush to disk", DBFilesRoot))
 	}
 	read := "read from every server at the same two instants"
 	if r.cfg.Duet.CPU == CPUTurns {
@@ -1374,17 +1384,15 @@ func tailOf(path string) string {
 
 // beforeBatch is the report's opening note for rounds recorded before the
 // servers ran under SCHED_BATCH by default (DuetScheds), under the
-// kernel's default scheduling: their setup has no line on it, which every
-// run records since. Plans over a database keep the kernel's default
-// (resolveSched) and get none.
+// kernel's default scheduling: their setup has none of the lines on it
+// that every run records since. Plans over a database keep the kernel's
+// default (resolveSched) and get none.
 func beforeBatch(m duetMeta) string {
-	if m.Sched == SchedBatch {
-		return ""
+	recorded := func(s string) bool {
+		return s == setupNormal || s == setupNormalDB || strings.HasPrefix(s, setupOverDB)
 	}
-	for _, s := range m.Setup {
-		if strings.Contains(s, "scheduling") || strings.HasPrefix(s, "over a database") {
-			return ""
-		}
+	if m.Sched == SchedBatch || slices.ContainsFunc(m.Setup, recorded) {
+		return ""
 	}
 	return "**Made before side-by-side servers ran under SCHED_BATCH by default.** Here they ran under the kernel's default scheduling, where a server woken by a call may preempt another arm's; batch, which measured narrower intervals in alternation with it, has been the default since for every plan not over a database (docs/methodology.md, the choices table). These figures stand for the kernel's default until the study is run again."
 }

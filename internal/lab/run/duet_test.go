@@ -119,8 +119,9 @@ func TestBeforeBatch(t *testing.T) {
 	require.NoError(t, duet.WriteMarkdown(&b, duet.Header{Title: "t", Command: "make compare", Before: note}, duet.Result{}))
 	assert.Less(t, strings.Index(b.String(), note), strings.Index(b.String(), "Command: `make compare`"), "the note opens the report")
 	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedBatch, Setup: old.Setup}), "under batch")
-	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{"the servers' threads (and their databases') under the kernel's default scheduling (-duet-sched normal): x"}}), "asked for since")
-	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{"over a database: each arm's server starts a private MariaDB"}}), "over a database")
+	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{setupNormal}}), "asked for since")
+	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{setupNormalDB}}), "over a database since")
+	assert.Empty(t, beforeBatch(duetMeta{Sched: SchedNormal, Setup: []string{setupOverDB + "each arm's server starts a private MariaDB"}}), "over a database before")
 }
 
 // TestDuetApplies: the plans side-by-side rounds cannot run say why, and
