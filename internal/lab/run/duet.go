@@ -225,7 +225,7 @@ var DuetScheds = []string{SchedBatch, SchedNormal}
 // scheduling where -duet-sched was not given, and says so for the
 // report's setup (note).
 func resolveSched(d Duet, overDB bool) (_ Duet, note string) {
-	if !overDB || !d.SchedFallback || d.Sched == SchedNormal {
+	if !overDB || !d.SchedFallback {
 		return d, ""
 	}
 	d.Sched = SchedNormal
