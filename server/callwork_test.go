@@ -57,3 +57,18 @@ func TestEveryServerRunsTheCallWorkInterceptor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, handled, "without call work a data call goes straight to its handler")
 }
+
+// TestSpinTargetTakesTheExcessAway: a spin whose cost runs 100 ns past the
+// time it waits for, and 1% more the longer it waits, is set to wait for
+// its length less that excess, so that its cost is its length; a spin that
+// costs what it waits for, the control, waits for its whole length, and a
+// length shorter than the excess waits for none.
+func TestSpinTargetTakesTheExcessAway(t *testing.T) {
+	over := func(t time.Duration) time.Duration { return t + t/100 + 100*time.Nanosecond }
+	d := 2 * time.Microsecond
+	got := spinTarget(d, over)
+	assert.InDelta(t, float64(d), float64(over(got)), 2, "the spin costs its length, within a nanosecond or two")
+	assert.Less(t, got, d-100*time.Nanosecond)
+	assert.Equal(t, d, spinTarget(d, func(t time.Duration) time.Duration { return t }), "the control: no excess, nothing taken away")
+	assert.Equal(t, time.Duration(0), spinTarget(50*time.Nanosecond, over), "never below zero")
+}
