@@ -28,14 +28,17 @@ import (
 // preempted inside runs short of CPU, as any spin timed by the clock does.
 type callWork struct {
 	spin func()
+	wait time.Duration   // what the spin waits for (spinTarget); 0 without call work
 	data map[string]bool // full method names that spin
 }
 
-func newCallWork(d time.Duration, data []string) *callWork {
+// newCallWork is the call work of d in the data methods, its spin's wait
+// set from cost, what a spin costs as measured (spinCost).
+func newCallWork(d time.Duration, data []string, cost func(time.Duration) time.Duration) *callWork {
 	c := &callWork{data: map[string]bool{}}
 	if d > 0 {
-		t := spinTarget(d, spinCost)
-		c.spin = func() { spinFor(t) }
+		t := spinTarget(d, cost)
+		c.spin, c.wait = func() { spinFor(t) }, t
 	}
 	for _, m := range data {
 		c.data[m] = true

@@ -62,9 +62,9 @@ func BenchmarkCallWorkSpin(b *testing.B) {
 	for _, d := range []time.Duration{500 * time.Nanosecond, 2 * time.Microsecond, 8 * time.Microsecond} {
 		for _, kind := range []string{"server", "clock"} {
 			b.Run(d.String()+"/"+kind, func(b *testing.B) {
-				spin := newCallWork(d, nil).spin
-				if kind == "clock" {
-					spin = func() { spinFor(d) }
+				spin := func() { spinFor(d) }
+				if kind == "server" {
+					spin = newCallWork(d, nil, spinCost).spin
 				}
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()

@@ -14,7 +14,7 @@ import (
 // handler; an admin call, the control, does not.
 func TestCallWorkSpinsInDataCallsOnly(t *testing.T) {
 	data := "/locklab.v1.CounterService/Increment"
-	c := newCallWork(time.Microsecond, []string{data})
+	c := newCallWork(time.Microsecond, []string{data}, spinCost)
 	spins, handled := 0, 0
 	c.spin = func() {
 		spins++
@@ -50,7 +50,7 @@ func TestEveryServerRunsTheCallWorkInterceptor(t *testing.T) {
 		assert.Equal(t, d > 0, s.work.spin != nil, "%v: it spins only with call work", d)
 		assert.NotEmpty(t, s.work.data, "%v: it knows the data calls either way", d)
 	}
-	c := newCallWork(0, []string{"/locklab.v1.CounterService/Increment"})
+	c := newCallWork(0, []string{"/locklab.v1.CounterService/Increment"}, spinCost)
 	handled := 0
 	_, err := c.unary(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/locklab.v1.CounterService/Increment"},
 		func(context.Context, any) (any, error) { handled++; return nil, nil })
@@ -71,4 +71,17 @@ func TestSpinTargetTakesTheExcessAway(t *testing.T) {
 	assert.Less(t, got, d-100*time.Nanosecond)
 	assert.Equal(t, d, spinTarget(d, func(t time.Duration) time.Duration { return t }), "the control: no excess, nothing taken away")
 	assert.Equal(t, time.Duration(0), spinTarget(50*time.Nanosecond, over), "never below zero")
+}
+
+// TestCallWorkWaitsLessItsExcess: a server's spin waits for its length
+// less what the measured cost says a spin costs beyond it; with a cost of
+// no excess, the control, it waits for the whole length, and without call
+// work nothing is measured.
+func TestCallWorkWaitsLessItsExcess(t *testing.T) {
+	d := 2 * time.Microsecond
+	over := func(t time.Duration) time.Duration { return t + 120*time.Nanosecond }
+	assert.Equal(t, d-120*time.Nanosecond, newCallWork(d, nil, over).wait)
+	assert.Equal(t, d, newCallWork(d, nil, func(t time.Duration) time.Duration { return t }).wait)
+	none := newCallWork(0, nil, func(time.Duration) time.Duration { panic("measured without call work") })
+	assert.Nil(t, none.spin)
 }

@@ -249,7 +249,7 @@ func (m Mode) New(cfg Config) (*Server, error) {
 	// Innermost: only a call that reaches its handler spins. Every server
 	// has it, spinning or not, so that the known-answer arm and its
 	// baseline run the same interceptors.
-	s.work = newCallWork(cfg.CallWork, data)
+	s.work = newCallWork(cfg.CallWork, data, spinCost)
 	unary = append(unary, s.work.unary)
 	if cfg.MaxCalls > 0 {
 		// A refusal never reaches the interceptor: the gate counts it
