@@ -350,9 +350,10 @@ var Studies = []Study{
 	// queue's; judged on calls/s and p99. With every arm's server and
 	// database using the whole of an equal share, CPU per call is the
 	// share over calls/s: at b2045c5c its every estimate was calls/s's
-	// mirrored, 1/(1+x) − 1, within 1.3 points. At 10 callers a pool of 32 is never
-	// short of callers and a round's ~400 calls leave a p99 of its four
-	// slowest, which asked 278 to 1,055 rounds to decide.
+	// mirrored, 1/(1+x) − 1, within 1.3 points. At 10 callers a pool of
+	// 32 is never short of callers, and a round's ~400 calls an arm leave
+	// a p99 that is about its fourth slowest call: those p99s asked 278
+	// to 1,055 rounds to decide.
 	{
 		Name: "bank-db", Engine: Runner, Out: "bank-db", Budget: 30 * time.Minute,
 		Plans: []Plan{{Args: "-workloads bank-A -driver go -vus 100 -backend mysql -db-pool 1,9,32 -modes all -duet-metrics calls/s,p99 -duration 4s -time-budget 26m"}},
