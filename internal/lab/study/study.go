@@ -55,7 +55,9 @@ type Study struct {
 
 // duetMethod is the duet-method study's comparison: inputQ against mutex on
 // the counter, the Go driver at 10 callers and h2load at 100, side by side
-// for a fixed 20 rounds.
+// for a fixed 20 rounds. Its plans ran under equal quotas when those were
+// the default; the ones that did ask for them, so that run again they
+// measure what they measured (weight/ against group/ among them).
 const duetMethod = "-measure duet -workloads counter -driver go,h2load -vus 10 -h2load-vus 100 -modes mutex,inputQ -reps 20 -precision 0"
 
 // isolatedCounter is duetMethod's comparison isolated, for 10 blocks: the
@@ -138,13 +140,13 @@ var Studies = []Study{
 	{
 		Name: "duet-method", Engine: Runner, Out: "duet-method", Budget: 19 * time.Minute,
 		Plans: []Plan{
-			{Sub: "group", Args: duetMethod},
-			{Sub: "pairs", Args: duetMethod + " -aa=false -known 0"},
+			{Sub: "group", Args: duetMethod + " -duet-cpu quota"},
+			{Sub: "pairs", Args: duetMethod + " -duet-cpu quota -aa=false -known 0"},
 			{Sub: "no-quota", Args: duetMethod + " -duet-cpu none"},
 			{Sub: "weight", Args: duetMethod + " -duet-cpu weight"},
 			{Sub: "known-10us", Args: duetMethod + " -duet-cpu weight -known 10us"},
-			{Sub: "window-500ms", Args: duetMethod + " -duration 500ms"},
-			{Sub: "window-2s", Args: duetMethod + " -duration 2s -reps 10"},
+			{Sub: "window-500ms", Args: duetMethod + " -duet-cpu quota -duration 500ms"},
+			{Sub: "window-2s", Args: duetMethod + " -duet-cpu quota -duration 2s -reps 10"},
 			{Sub: "isolated", Args: isolatedCounter},
 		},
 		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
