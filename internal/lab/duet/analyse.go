@@ -369,24 +369,36 @@ func Asks(res Result, done map[string]int, target float64) map[string]int {
 
 // Reachable is, for each group, the rounds in all that the widest of its
 // intervals within reach asks: an interval is within reach when the rounds
-// it asks (as Asks counts them) are at most the group's rounds so far and
-// every round the budget has left (left, all of them to that group). An
-// interval beyond it, such as a tail percentile whose effect lies at the
-// equivalence margin, cannot reach the target in this run whatever it is
-// given; read alone, it would take the whole budget from the intervals
-// that can (WithinBudget). A group none of whose intervals is within
-// reach, or that is within the target, asks for the rounds it has. Widths
-// only, as Rounds.
+// it asks (as Asks counts them) are at most every round the run can have,
+// the rounds all its groups have run and every round the budget has left
+// (left), as if all of them were its group's. An interval beyond it, such
+// as a tail percentile whose effect lies at the equivalence margin, cannot
+// reach the target in this run whatever it is given; read alone, it would
+// take the whole budget from the intervals that can (WithinBudget). The
+// reach is the run's, not what is left to the group: measured against its
+// own rounds and the budget left, a group that asks for much of the budget
+// would fall out of reach as soon as one look had shared the budget among
+// the groups, and the looks after it would give it nothing, however near
+// its width had come (TestReachableIsTheRunsWholeBudget). A group none of
+// whose intervals is within reach, or that is within the target, asks for
+// the rounds it has; so does every group once the budget has ended.
+// Widths only, as Rounds.
 func Reachable(res Result, done map[string]int, target float64, left int) map[string]int {
-	out := make(map[string]int, len(done))
+	out := maps.Clone(done)
+	if !(target > 0) || left <= 0 {
+		return out
+	}
+	reach := left
+	for _, n := range done {
+		reach += n
+	}
 	for g, n := range done {
-		out[g] = n
 		ws, ok := res.widths(g)
-		if !ok || !(target > 0) {
+		if !ok {
 			continue
 		}
 		for _, w := range ws {
-			if ask := paired.PlanBlocks(n, w, target, math.MaxInt32); ask <= n+max(left, 0) {
+			if ask := paired.PlanBlocks(n, w, target, math.MaxInt32); ask <= reach {
 				out[g] = max(out[g], ask)
 			}
 		}

@@ -278,6 +278,32 @@ func TestWithinBudgetReachableFirst(t *testing.T) {
 	assert.Equal(t, done, Reachable(res, done, 0, 40), "no target")
 }
 
+// TestReachableIsTheRunsWholeBudget: a group whose A/A control asks for
+// 86 rounds after 17 is within reach of a run that has run 60 rounds and
+// has 35 left (95), though not of its own 17 and the 35 left (52): one
+// look that shared the budget among the groups does not put it out of
+// reach. The control: alone in its run, with the same rounds left, it is
+// beyond reach.
+func TestReachableIsTheRunsWholeBudget(t *testing.T) {
+	res := Result{Primaries: []Primary{
+		{Group: "noisy", Primary: paired.Primary{Robust: around(17, 0.92, 0.015)}},
+		{Group: "a", Primary: paired.Primary{Robust: around(23, 0.92, 0.015)}},
+		{Group: "b", Primary: paired.Primary{Robust: around(20, 0.92, 0.015)}},
+	}, Groups: []Group{
+		{Name: "noisy", AA: []Estimate{{Robust: around(17, 1, 0.0185)}}},
+		{Name: "a", AA: []Estimate{{Robust: around(23, 1, 0.007)}}},
+		{Name: "b", AA: []Estimate{{Robust: around(20, 1, 0.007)}}},
+	}}
+	done := map[string]int{"noisy": 17, "a": 23, "b": 20}
+	ask := Asks(res, done, 0.02)
+	require.Greater(t, ask["noisy"], 17+35, "past its own rounds and the budget left")
+	require.LessOrEqual(t, ask["noisy"], 17+23+20+35, "within the run's")
+	assert.Equal(t, ask["noisy"], Reachable(res, done, 0.02, 35)["noisy"])
+
+	alone := map[string]int{"noisy": 17}
+	assert.Equal(t, alone, Reachable(res, alone, 0.02, 35), "the control: alone in its run it is beyond reach")
+}
+
 // TestPerLook: one look places half the rounds the budget has left, at
 // least the last one, and none of a budget that has ended.
 func TestPerLook(t *testing.T) {

@@ -538,7 +538,7 @@ func RunDuet(ctx context.Context, cfg Config, out, warn io.Writer) error {
 	// -precision: look at each group's widths, add the rounds its widest
 	// asks, and look again, until every interval is within the target,
 	// each group's rounds reach -max-blocks or the time budget ends
-	// (duet.Rounds, duet.WithinBudget), the intervals the budget left can
+	// (duet.Rounds, duet.WithinBudget), the intervals the run's budget can
 	// bring within the target first (duet.Reachable); one look places at
 	// most half the budget left (duet.PerLook).
 	for cfg.Gate.Precision > 0 {
