@@ -123,6 +123,20 @@ type Calibration struct {
 	TrueCalls float64
 	// N is the rounds both arms kept.
 	N int
+	// Level is the CPU interval's: one of the plan's known-answer
+	// intervals read together (KnownLevel).
+	Level float64
+}
+
+// KnownLevel is the level of each of a plan's k known-answer CPU
+// intervals, 1 − (1 − paired.Confidence)/k: read together, so that all of
+// them hold the true spin with paired.Confidence when the instrument is
+// exact (Bonferroni), as the A/A floors are (aaWidth). Five intervals at
+// 95% each would all hold it in only about 77% of plans, and a
+// calibration that fails one plan in four on an exact instrument tells
+// nothing. One known arm: paired.Confidence.
+func KnownLevel(k int) float64 {
+	return 1 - (1-paired.Confidence)/float64(max(k, 1))
 }
 
 // CPUOK says whether the true added CPU lies inside the measured interval.
@@ -459,6 +473,14 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(firstIndex(rounds, a), firstIndex(rounds, b)) })
 	judged := o.Judged()
+	// known is how many groups have a known-answer arm: their CPU
+	// intervals are read together (KnownLevel).
+	known := 0
+	for _, as := range arms {
+		if _, ok := roleArm(as, RoleKnown); ok {
+			known++
+		}
+	}
 	for _, name := range names {
 		g := Group{Name: name, Arms: arms[name], Lost: map[string]int{}, Util: map[string]float64{}, Unpaired: map[string]float64{}, Paired: map[string]float64{}}
 		base, ok := roleArm(g.Arms, RoleBaseline)
@@ -551,12 +573,12 @@ func Analyse(arms map[string][]Arm, rounds []Round, o Options) (Result, error) {
 			case RoleKnown:
 				// The spin runs in every data call, outside the
 				// stores: it adds its own CPU to each.
-				c := Calibration{TrueCPU: o.Known.Seconds()}
+				c := Calibration{TrueCPU: o.Known.Seconds(), Level: KnownLevel(known)}
 				x, b := pairs(a.Name, metricNamed("CPU/call"))
 				c.N = len(x)
 				if len(x) >= 3 {
 					d, _ := paired.Differences(x, b)
-					c.CPU, _ = paired.EstimateDifference(d)
+					c.CPU, _ = paired.EstimateDifferenceAt(d, c.Level)
 					cb := slices.Clone(b)
 					slices.Sort(cb)
 					med := stat.Quantile(0.5, stat.Empirical, cb, nil)

@@ -1,6 +1,7 @@
 package duet
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -131,13 +132,23 @@ func WriteMarkdown(w io.Writer, h Header, r Result) error {
 		p("\n![%s](%s)\n", ForestTitle(r), h.Picture)
 	}
 	p("\n## Calibration: the A/A control and the known answer\n\n")
-	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and with an equal share of the CPU its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call). Isolated, one run after another, the spin reads its size (make study NAME=known-isolated); side by side, where the arms share a CPU, an arm that serves fewer calls reads more CPU per call than the work it adds, and \"true CPU outside\" says by how much (docs/methodology.md, \"What the known answer measures\").\n\n")
+	p("The A/A twin is the baseline again on a server of its own: its true difference is 0. The known-answer arm is the baseline with a known spin added to every call: its true added CPU per call is known, and with an equal share of the CPU its calls/s ratio is implied by it (c/(c+spin), c the baseline's CPU per call). Isolated, one run after another, the spin reads its size (make study NAME=known-isolated); side by side, where the arms share a CPU, an arm that serves fewer calls reads more CPU per call than the work it adds, and \"true CPU outside\" says by how much (docs/methodology.md, \"What the known answer measures\").")
+	level, knowns := 0.0, 0
+	for _, g := range r.Groups {
+		if g.Known != nil {
+			level, knowns = g.Known.Level, knowns+1
+		}
+	}
+	if knowns > 1 {
+		p(" The %d groups' intervals of the known arm's added CPU are read together, each at %s, so that all of them hold the true spin with %s when the instrument is exact, as the A/A floors are (docs/methodology.md, \"Calibrations read together\").", knowns, levelPct(level), levelPct(paired.Confidence))
+	}
+	p("\n\n")
 	judged := r.Options.Judged()
 	p("| group | rounds kept |")
 	for _, m := range judged {
 		p(" A/A %s |", m.Name)
 	}
-	p(" A/A floor | known: added CPU/call (true) | known: calls/s (implied) | calibration |\n|%s\n", strings.Repeat(" --- |", len(judged)+6))
+	p(" A/A floor | known: added CPU/call [%s] (true) | known: calls/s (implied) | calibration |\n|%s\n", levelPct(cmp.Or(level, paired.Confidence)), strings.Repeat(" --- |", len(judged)+6))
 	for _, g := range r.Groups {
 		aa := map[string]string{}
 		for _, e := range g.AA {
@@ -377,4 +388,9 @@ func minutes(d time.Duration) string {
 		return "about a minute"
 	}
 	return fmt.Sprintf("about %d minutes", m)
+}
+
+// levelPct is an interval's level as a percentage: 95%, 99%, 99.5%.
+func levelPct(level float64) string {
+	return fmt.Sprintf("%.4g%%", 100*level)
 }

@@ -54,6 +54,17 @@ type Difference struct {
 // the mean differences of parts add up to the mean difference of their
 // sum, which is what lets a difference be split among categories.
 func EstimateDifference(diffs []float64) (Difference, error) {
+	return EstimateDifferenceAt(diffs, Confidence)
+}
+
+// EstimateDifferenceAt is EstimateDifference with an interval of the
+// given level (0 < level < 1) instead of Confidence: one of k intervals
+// read together, each at 1 − (1 − Confidence)/k, so that all of them
+// hold their true values with Confidence (Bonferroni).
+func EstimateDifferenceAt(diffs []float64, level float64) (Difference, error) {
+	if !(level > 0 && level < 1) {
+		return Difference{}, fmt.Errorf("paired: interval level %v; want one between 0 and 1", level)
+	}
 	if len(diffs) == 0 {
 		return Difference{}, errNoValues
 	}
@@ -69,7 +80,7 @@ func EstimateDifference(diffs []float64) (Difference, error) {
 		return e, nil
 	}
 	mean, sd := stat.MeanStdDev(diffs, nil)
-	half := tQuantile(1-(1-Confidence)/2, n-1) * sd / math.Sqrt(float64(n))
+	half := tQuantile(1-(1-level)/2, n-1) * sd / math.Sqrt(float64(n))
 	e.Mean, e.Lo, e.Hi, e.SD = mean, mean-half, mean+half, sd
 	return e, nil
 }

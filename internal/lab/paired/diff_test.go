@@ -76,3 +76,24 @@ func TestDifferencesBadInput(t *testing.T) {
 	_, err = EstimateDifference([]float64{1, math.Inf(1)})
 	assert.Error(t, err)
 }
+
+// TestEstimateDifferenceAt: a higher level gives a wider interval about
+// the same mean; Confidence is EstimateDifference's; a level outside
+// (0, 1) is refused.
+func TestEstimateDifferenceAt(t *testing.T) {
+	d := []float64{9, 10, 11, 12, 8}
+	at95, err := EstimateDifference(d)
+	require.NoError(t, err)
+	same, err := EstimateDifferenceAt(d, Confidence)
+	require.NoError(t, err)
+	assert.Equal(t, at95, same)
+	at99, err := EstimateDifferenceAt(d, 0.99)
+	require.NoError(t, err)
+	assert.Equal(t, at95.Mean, at99.Mean)
+	assert.Less(t, at99.Lo, at95.Lo)
+	assert.Greater(t, at99.Hi, at95.Hi)
+	for _, level := range []float64{0, 1, -0.5, math.NaN()} {
+		_, err := EstimateDifferenceAt(d, level)
+		assert.Error(t, err, "level %v", level)
+	}
+}
