@@ -279,7 +279,7 @@ func TestWithinBudgetReachableFirst(t *testing.T) {
 }
 
 // TestReachableIsTheRunsWholeBudget: a group whose A/A control asks for
-// 86 rounds after 17 is within reach of a run that has run 60 rounds and
+// 72 rounds after 17 is within reach of a run that has run 60 rounds and
 // has 35 left (95), though not of its own 17 and the 35 left (52): one
 // look that shared the budget among the groups does not put it out of
 // reach. The control: alone in its run, with the same rounds left, it is
