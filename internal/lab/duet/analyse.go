@@ -135,9 +135,7 @@ type Calibration struct {
 // 95% each would all hold it in only about 77% of plans, and a
 // calibration that fails one plan in four on an exact instrument tells
 // nothing. One known arm: paired.Confidence.
-func KnownLevel(k int) float64 {
-	return 1 - (1-paired.Confidence)/float64(max(k, 1))
-}
+func KnownLevel(k int) float64 { return together(k) }
 
 // CPUOK says whether the true added CPU lies inside the measured interval.
 func (c Calibration) CPUOK() bool { return c.N >= 3 && c.CPU.Contains(c.TrueCPU) }
@@ -336,10 +334,18 @@ func (r Result) AAWidth() float64 {
 // k with a chance of about 5% (Bonferroni): every group's floor is then
 // within the precision, not each with a 5% chance of missing it, which
 // with ten A/A intervals would be a miss in about two plans of five. One
-// A/A interval: 2, its whole width; ten: 2.43.
+// A/A interval: 2, its whole width; ten: 2.43. The level read is
+// together's, as the known answers' (KnownLevel).
 func aaWidth(k int) float64 {
 	z := distuv.UnitNormal.Quantile
-	return 1 + z(1-0.05/float64(2*max(k, 1)))/z(0.975)
+	return 1 + z(1-(1-together(k))/2)/z(1-(1-paired.Confidence)/2)
+}
+
+// together is the level of each of k intervals read together,
+// 1 − (1 − paired.Confidence)/k, so that all of them hold their true
+// values with paired.Confidence (Bonferroni); one: paired.Confidence.
+func together(k int) float64 {
+	return 1 - (1-paired.Confidence)/float64(max(k, 1))
 }
 
 // Rounds is -precision's rule side by side, group by group: after done

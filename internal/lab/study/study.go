@@ -149,7 +149,7 @@ var Studies = []Study{
 			{Sub: "window-2s", Args: duetMethod + " -duet-cpu quota -duration 2s -reps 10"},
 			{Sub: "isolated", Args: isolatedCounter},
 		},
-		Desc: "how side-by-side rounds are run: every arm at once against a pair, without the quotas, three round lengths, and the same comparison isolated",
+		Desc: "how side-by-side rounds are run: equal weights against equal quotas and no CPU groups, every arm at once against a pair, three round lengths, and the same comparison isolated",
 	},
 	{
 		Name: "known-answer", Engine: Runner, Out: "known-answer", Budget: 17 * time.Minute,
